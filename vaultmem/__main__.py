@@ -1,0 +1,3 @@
+from vaultmem.cli import main
+
+main()

@@ -1,0 +1,108 @@
+"""The pure core of vaultmem: memory state, decay, decisions, ranking, planning, chunking.
+
+Everything here is computation over plain values with an explicit `now`: no clock, no files,
+no network, standard library only.
+"""
+
+from .chunking import Chunk, chunk_markdown, embedding_text
+from .consolidation import Cluster, cluster_id, merge_states, plan_clusters
+from .decay import (
+    DECAY_MODELS,
+    DecayParams,
+    decay_factor,
+    effective_half_life,
+    half_life_to_lambda,
+    lambda_to_half_life,
+    score,
+    time_until,
+)
+from .decisions import Decision, Policy, decide, plan_cap
+from .memory import (
+    ACTIVE,
+    ARCHIVED,
+    MEMORY_TYPES,
+    PROMOTED,
+    STATUSES,
+    STM_KEYS,
+    MemoryState,
+    is_memory,
+    new_state,
+    state_from_fields,
+    state_to_fields,
+)
+from .planning import Fingerprint, SweepItem, SweepPlan, SyncPlan, plan_sweep, plan_sync
+from .ranking import (
+    ChunkHit,
+    NoteMatch,
+    Ranked,
+    aggregate_by_note,
+    blend_review,
+    fuse,
+    memory_factor,
+    rerank,
+    snippet,
+)
+from .reinforce import (
+    ReinforceParams,
+    adjust_strength,
+    jaccard,
+    normalize_tags,
+    observe,
+    review_priority,
+    touch,
+)
+
+__all__ = [
+    "ACTIVE",
+    "ARCHIVED",
+    "DECAY_MODELS",
+    "MEMORY_TYPES",
+    "PROMOTED",
+    "STATUSES",
+    "STM_KEYS",
+    "Chunk",
+    "ChunkHit",
+    "Cluster",
+    "DecayParams",
+    "Decision",
+    "Fingerprint",
+    "MemoryState",
+    "NoteMatch",
+    "Policy",
+    "Ranked",
+    "ReinforceParams",
+    "SweepItem",
+    "SweepPlan",
+    "SyncPlan",
+    "adjust_strength",
+    "aggregate_by_note",
+    "blend_review",
+    "chunk_markdown",
+    "cluster_id",
+    "decay_factor",
+    "decide",
+    "effective_half_life",
+    "embedding_text",
+    "fuse",
+    "half_life_to_lambda",
+    "is_memory",
+    "jaccard",
+    "lambda_to_half_life",
+    "memory_factor",
+    "merge_states",
+    "new_state",
+    "normalize_tags",
+    "observe",
+    "plan_cap",
+    "plan_clusters",
+    "plan_sweep",
+    "plan_sync",
+    "rerank",
+    "review_priority",
+    "score",
+    "snippet",
+    "state_from_fields",
+    "state_to_fields",
+    "time_until",
+    "touch",
+]

@@ -1,0 +1,151 @@
+"""Keep, forget or promote a memory (SPEC §3.3), and the optional cap on active memories."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from .decay import SECONDS_PER_DAY, DecayParams, elapsed_seconds, score
+from .memory import ACTIVE, ARCHIVED, PROMOTED, MemoryState
+
+KEEP = "keep"
+FORGET = "forget"
+PROMOTE = "promote"
+ACTIONS: tuple[str, ...] = (KEEP, FORGET, PROMOTE)
+
+
+@dataclass(frozen=True)
+class Policy:
+    promote_threshold: float = 0.65
+    promote_min_uses: int = 2
+    promote_use_count: int = 5
+    promote_window_days: float = 14
+    forget_threshold: float = 0.05
+    forget_grace_hours: float = 24
+    # 0 disables the cap.
+    max_active_memories: int = 1000
+
+    def __post_init__(self) -> None:
+        for name in (
+            "promote_threshold",
+            "promote_min_uses",
+            "promote_use_count",
+            "promote_window_days",
+            "forget_threshold",
+            "forget_grace_hours",
+            "max_active_memories",
+        ):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.forget_threshold > self.promote_threshold:
+            raise ValueError(
+                f"forget_threshold ({self.forget_threshold}) must not exceed "
+                f"promote_threshold ({self.promote_threshold})"
+            )
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: str
+    reason: str
+    score: float
+
+
+def decide(state: MemoryState, now: datetime, decay: DecayParams, policy: Policy) -> Decision:
+    """The lifecycle decision for one memory, with a reason that quotes the numbers."""
+    value = score(state, now, decay)
+    if state.status == PROMOTED:
+        return Decision(KEEP, "already promoted", value)
+    if state.status == ARCHIVED:
+        return Decision(KEEP, "archived", value)
+    promote_reason = _promotion_reason(state, value, now, policy)
+    if promote_reason is not None:
+        return Decision(PROMOTE, promote_reason, value)
+    if value < policy.forget_threshold:
+        return _low_score_decision(state, value, now, policy)
+    return Decision(KEEP, _keep_reason(state, value, policy), value)
+
+
+def _promotion_reason(
+    state: MemoryState, value: float, now: datetime, policy: Policy
+) -> str | None:
+    if state.use_count >= policy.promote_min_uses and value >= policy.promote_threshold:
+        return (
+            f"score {value:.3f} >= promote threshold {policy.promote_threshold:g} "
+            f"with {state.use_count} uses"
+        )
+    age_days = _age_days(state, now)
+    if state.use_count >= policy.promote_use_count and age_days <= policy.promote_window_days:
+        return (
+            f"used {state.use_count} times (>= {policy.promote_use_count}) within "
+            f"{policy.promote_window_days:g} days of creation (age {max(age_days, 0.0):.1f} days)"
+        )
+    return None
+
+
+def _low_score_decision(
+    state: MemoryState, value: float, now: datetime, policy: Policy
+) -> Decision:
+    below = f"score {value:.3f} < forget threshold {policy.forget_threshold:g}"
+    if state.pinned:
+        return Decision(KEEP, f"pinned: never forgotten ({below})", value)
+    age_hours = _age_days(state, now) * 24
+    if age_hours < policy.forget_grace_hours:
+        return Decision(
+            KEEP,
+            f"in grace period: {max(age_hours, 0.0):.1f} h old < "
+            f"{policy.forget_grace_hours:g} h ({below})",
+            value,
+        )
+    idle_days = max(elapsed_seconds(state.last_used, now), 0.0) / SECONDS_PER_DAY
+    return Decision(FORGET, f"{below} (last used {idle_days:.0f} days ago)", value)
+
+
+def _keep_reason(state: MemoryState, value: float, policy: Policy) -> str:
+    if value >= policy.promote_threshold:
+        return (
+            f"score {value:.3f} >= promote threshold {policy.promote_threshold:g} but only "
+            f"{state.use_count} use(s) (< {policy.promote_min_uses}): not reinforced yet"
+        )
+    return (
+        f"score {value:.3f} between forget threshold {policy.forget_threshold:g} "
+        f"and promote threshold {policy.promote_threshold:g}"
+    )
+
+
+def _age_days(state: MemoryState, now: datetime) -> float:
+    return elapsed_seconds(state.created, now) / SECONDS_PER_DAY
+
+
+def plan_cap(
+    states: Sequence[MemoryState],
+    now: datetime,
+    decay: DecayParams,
+    policy: Policy,
+    *,
+    exclude: Collection[str] = (),
+) -> list[tuple[str, str]]:
+    """(id, reason) of the lowest-scoring active unpinned memories to archive to meet the cap.
+
+    Ids in `exclude` are already leaving the active set and count as gone.
+    """
+    if policy.max_active_memories == 0:
+        return []
+    leaving = set(exclude)
+    active = [s for s in states if s.status == ACTIVE and s.id not in leaving]
+    excess = len(active) - policy.max_active_memories
+    if excess <= 0:
+        return []
+    scored = sorted(
+        ((score(s, now, decay), s.id) for s in active if not s.pinned),
+        key=lambda pair: (pair[0], pair[1]),
+    )
+    return [
+        (
+            memory_id,
+            f"over the cap: {len(active)} active memories > max {policy.max_active_memories}; "
+            f"score {value:.3f} is among the {excess} lowest",
+        )
+        for value, memory_id in scored[:excess]
+    ]

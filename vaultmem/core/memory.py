@@ -1,0 +1,242 @@
+"""Short-term-memory state as stored in a note's frontmatter (`stm_*` keys), as plain values."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+STM_KEYS: tuple[str, ...] = (
+    "stm_id",
+    "stm_created",
+    "stm_last_used",
+    "stm_use_count",
+    "stm_strength",
+    "stm_status",
+    "stm_type",
+    "stm_pinned",
+    "stm_source",
+    "stm_promoted_at",
+    "stm_merged_into",
+    "stm_review_count",
+    "stm_cross_domain_count",
+)
+
+ACTIVE = "active"
+PROMOTED = "promoted"
+ARCHIVED = "archived"
+STATUSES: tuple[str, ...] = (ACTIVE, PROMOTED, ARCHIVED)
+
+MEMORY_TYPES: tuple[str, ...] = ("decision", "pattern", "convention", "issue", "preference", "fact")
+
+STRENGTH_MIN = 0.0
+STRENGTH_MAX = 2.0
+
+_TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
+_FALSE_WORDS = frozenset({"false", "no", "off", "0"})
+
+
+@dataclass(frozen=True)
+class MemoryState:
+    id: str
+    created: datetime
+    last_used: datetime
+    use_count: int = 1
+    strength: float = 1.0
+    status: str = ACTIVE
+    type: str | None = None
+    pinned: bool = False
+    source: str | None = None
+    promoted_at: datetime | None = None
+    merged_into: str | None = None
+    review_count: int = 0
+    cross_domain_count: int = 0
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("memory id must be a non-empty string")
+        for name in ("created", "last_used", "promoted_at"):
+            value = getattr(self, name)
+            if value is not None and value.utcoffset() is None:
+                raise ValueError(f"{name} must be a timezone-aware datetime, got {value!r}")
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {self.status!r}")
+        for name in ("use_count", "review_count", "cross_domain_count"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+
+def is_memory(fields: Mapping[str, object]) -> bool:
+    """True when the frontmatter carries a non-empty `stm_id`."""
+    value = fields.get("stm_id")
+    return value is not None and str(value).strip() != ""
+
+
+def new_state(
+    memory_id: str,
+    now: datetime,
+    *,
+    strength: float = 1.0,
+    type: str | None = None,
+    pinned: bool = False,
+    source: str | None = None,
+    tags: Sequence[str] = (),
+) -> MemoryState:
+    """A freshly saved memory: its creation counts as its first use."""
+    return MemoryState(
+        id=memory_id,
+        created=now,
+        last_used=now,
+        use_count=1,
+        strength=_clamp_strength(strength),
+        type=type,
+        pinned=pinned,
+        source=source,
+        tags=tuple(tags),
+    )
+
+
+def state_from_fields(fields: Mapping[str, object], tags: Sequence[str] = ()) -> MemoryState:
+    """Build a `MemoryState` from parsed frontmatter; raise ValueError naming any bad key."""
+    memory_id = _optional_str(fields, "stm_id")
+    if memory_id is None:
+        raise ValueError("stm_id is missing or empty")
+    created = _optional_datetime(fields, "stm_created")
+    if created is None:
+        raise ValueError("stm_created is missing or empty")
+    last_used = _optional_datetime(fields, "stm_last_used") or created
+    status = _optional_str(fields, "stm_status") or ACTIVE
+    if status not in STATUSES:
+        raise ValueError(f"stm_status must be one of {', '.join(STATUSES)}, got {status!r}")
+    return MemoryState(
+        id=memory_id,
+        created=created,
+        last_used=last_used,
+        use_count=_count(fields, "stm_use_count", default=1),
+        strength=_strength(fields),
+        status=status,
+        type=_optional_str(fields, "stm_type"),
+        pinned=_flag(fields, "stm_pinned"),
+        source=_optional_str(fields, "stm_source"),
+        promoted_at=_optional_datetime(fields, "stm_promoted_at"),
+        merged_into=_optional_str(fields, "stm_merged_into"),
+        review_count=_count(fields, "stm_review_count", default=0),
+        cross_domain_count=_count(fields, "stm_cross_domain_count", default=0),
+        tags=tuple(str(tag) for tag in tags),
+    )
+
+
+def state_to_fields(state: MemoryState) -> dict[str, str | int | float | bool]:
+    """The `stm_*` keys for a state, in `STM_KEYS` order, omitting unset optional keys."""
+    values: dict[str, str | int | float | bool | None] = {
+        "stm_id": state.id,
+        "stm_created": format_datetime(state.created),
+        "stm_last_used": format_datetime(state.last_used),
+        "stm_use_count": state.use_count,
+        "stm_strength": round(state.strength, 4),
+        "stm_status": state.status,
+        "stm_type": state.type,
+        "stm_pinned": True if state.pinned else None,
+        "stm_source": state.source,
+        "stm_promoted_at": format_datetime(state.promoted_at) if state.promoted_at else None,
+        "stm_merged_into": state.merged_into,
+        "stm_review_count": state.review_count or None,
+        "stm_cross_domain_count": state.cross_domain_count or None,
+    }
+    return {key: value for key in STM_KEYS if (value := values[key]) is not None}
+
+
+def format_datetime(value: datetime) -> str:
+    """ISO 8601 with offset, seconds precision: `2026-11-20T12:00:00+00:00`."""
+    return value.isoformat(timespec="seconds")
+
+
+def parse_datetime(value: object, key: str) -> datetime:
+    """A timezone-aware datetime from a datetime, a date or an ISO string (naive means UTC)."""
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"{key} is not an ISO 8601 date-time: {value!r}") from None
+    else:
+        raise ValueError(f"{key} must be a date-time, got {type(value).__name__} {value!r}")
+    if parsed.utcoffset() is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
+
+
+def _present(fields: Mapping[str, object], key: str) -> object | None:
+    value = fields.get(key)
+    if isinstance(value, str) and value.strip() == "":
+        return None
+    return value
+
+
+def _optional_str(fields: Mapping[str, object], key: str) -> str | None:
+    value = _present(fields, key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"{key} must be text, got {type(value).__name__} {value!r}")
+    return str(value).strip()
+
+
+def _optional_datetime(fields: Mapping[str, object], key: str) -> datetime | None:
+    value = _present(fields, key)
+    return None if value is None else parse_datetime(value, key)
+
+
+def _count(fields: Mapping[str, object], key: str, *, default: int) -> int:
+    value = _present(fields, key)
+    if value is None:
+        return default
+    count: int | None = None
+    if isinstance(value, bool):
+        count = None
+    elif isinstance(value, int):
+        count = value
+    elif isinstance(value, float) and value.is_integer():
+        count = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        count = int(value.strip())
+    if count is None or count < 0:
+        raise ValueError(f"{key} must be a non-negative integer, got {value!r}")
+    return count
+
+
+def _strength(fields: Mapping[str, object]) -> float:
+    value = _present(fields, "stm_strength")
+    if value is None:
+        return 1.0
+    number: float | None = None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if number is None or math.isnan(number):
+        raise ValueError(f"stm_strength must be a number, got {value!r}")
+    return _clamp_strength(number)
+
+
+def _flag(fields: Mapping[str, object], key: str) -> bool:
+    value = _present(fields, key)
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE_WORDS | _FALSE_WORDS:
+        return value.strip().lower() in _TRUE_WORDS
+    raise ValueError(f"{key} must be true or false, got {value!r}")
+
+
+def _clamp_strength(value: float) -> float:
+    return min(max(value, STRENGTH_MIN), STRENGTH_MAX)

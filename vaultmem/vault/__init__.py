@@ -1,0 +1,1 @@
+"""The vault: the only code in vaultmem that reads or writes note files."""

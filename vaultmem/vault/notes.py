@@ -1,0 +1,256 @@
+"""Read a note: title, aliases, tags, links, headings, body and hashes. Never raises for
+malformed frontmatter (that is reported in `Note.frontmatter_error`)."""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from vaultmem.errors import FrontmatterError, NoteError
+from vaultmem.vault.frontmatter import BOM, locate, parse
+from vaultmem.vault.paths import resolve_in_vault
+
+
+@dataclass(frozen=True)
+class Link:
+    target: str
+    heading: str | None
+    block: str | None
+    alias: str | None
+    embed: bool
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    line: int  # 1-based line number in the file
+
+
+@dataclass(frozen=True)
+class Note:
+    path: str
+    title: str
+    aliases: tuple[str, ...]
+    tags: tuple[str, ...]
+    links: tuple[Link, ...]
+    headings: tuple[Heading, ...]
+    fields: Mapping[str, object]
+    frontmatter_error: str | None
+    body: str
+    body_hash: str
+    file_hash: str
+    mtime_ns: int
+    size: int
+    warnings: tuple[str, ...]
+
+
+_MASK = "\x01"  # stands in for code and escapes: neither whitespace nor a tag character
+_TAG = re.compile(r"(?<!\S)#([^\s\x00-\x2c.\x3a-\x40\x5b-\x5e`\x7b-\x7f]+)")
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_COMMENT = re.compile(r"%%.*?%%", re.S)
+_LIST_SPLIT = re.compile(r"[,\s]+")
+# Only block structure is needed (inline content is scanned here), so inline parsing is off.
+_MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+
+
+def title_of(path: str) -> str:
+    """The note's file name without its extension."""
+    return PurePosixPath(path).stem
+
+
+def read_note(root: Path, path: str) -> Note:
+    """Read and parse the note at a vault path (NotFound / PathOutsideVault / NoteError)."""
+    rel, absolute = resolve_in_vault(root, path)
+    try:
+        with open(absolute, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise NoteError(f"{rel} is not a regular file")
+            raw = handle.read()
+    except IsADirectoryError:
+        raise NoteError(f"{rel} is a folder, not a note") from None
+    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns)
+
+
+def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
+    """Parse a note's bytes. Raises NoteError only for binary content."""
+    if b"\x00" in raw:
+        raise NoteError("binary file, not a note")
+    warnings: list[str] = []
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        warnings.append("invalid UTF-8 replaced")
+    fields, body, body_start, error = _split(text)
+    tokens = _MARKDOWN.parse(body)
+    first_line = text.count("\n", 0, body_start) + 1
+    headings = tuple(_headings(tokens, first_line))
+    inline = [_mask_inline(t.content) for t in tokens if t.type == "inline"]
+    return Note(
+        path=path,
+        title=_title(fields, headings, path),
+        aliases=tuple(_aliases(fields)),
+        tags=_dedupe_casefold([*_frontmatter_tags(fields), *_inline_tags(inline)]),
+        links=tuple(link for content in inline for link in _links(content)),
+        headings=headings,
+        fields=fields,
+        frontmatter_error=error,
+        body=body,
+        body_hash=hashlib.sha256(body.encode("utf-8")).hexdigest(),
+        file_hash=hashlib.sha256(raw).hexdigest(),
+        mtime_ns=mtime_ns,
+        size=len(raw),
+        warnings=tuple(warnings),
+    )
+
+
+def _split(text: str) -> tuple[dict[str, object], str, int, str | None]:
+    """(fields, body, offset of the body in text, frontmatter error)."""
+    try:
+        fields, body, block = parse(text)
+    except FrontmatterError as exc:
+        broken = locate(text)
+        if broken is None:
+            return {}, text.removeprefix(BOM), len(text) - len(text.removeprefix(BOM)), exc.message
+        return {}, text[broken.end :], broken.end, exc.message
+    return fields, body, (block.end if block else len(text) - len(body)), None
+
+
+def _headings(tokens: list[Token], first_line: int) -> Iterator[Heading]:
+    for index, token in enumerate(tokens):
+        if token.type != "heading_open" or index + 1 >= len(tokens):
+            continue
+        line = first_line + (token.map[0] if token.map else 0)
+        yield Heading(int(token.tag[1:]), tokens[index + 1].content.strip(), line)
+
+
+def _title(fields: Mapping[str, object], headings: tuple[Heading, ...], path: str) -> str:
+    title = fields.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    for heading in headings:
+        if heading.level == 1 and heading.text:
+            return heading.text
+    return title_of(path)
+
+
+def _values(fields: Mapping[str, object], *keys: str) -> Iterator[str]:
+    """Scalar values under `keys`, whether given as one value or as a list."""
+    for key in keys:
+        value = fields.get(key)
+        items: Iterable[object] = value if isinstance(value, list | tuple) else [value]
+        for item in items:
+            if item is not None and not isinstance(item, dict | list | tuple | set):
+                yield str(item)
+
+
+def _aliases(fields: Mapping[str, object]) -> list[str]:
+    found: list[str] = []
+    for value in _values(fields, "aliases", "alias"):
+        for alias in value.split(",") if isinstance(value, str) else [value]:
+            alias = alias.strip()
+            if alias and alias not in found:
+                found.append(alias)
+    return found
+
+
+def _frontmatter_tags(fields: Mapping[str, object]) -> Iterator[str]:
+    for value in _values(fields, "tags", "tag"):
+        for word in _LIST_SPLIT.split(value):
+            tag = word.lstrip("#")
+            if tag and not tag.isdigit():
+                yield tag
+
+
+def _inline_tags(inline: list[str]) -> Iterator[str]:
+    for content in inline:
+        for match in _TAG.finditer(content):
+            tag = match.group(1)
+            if not tag.isdigit():
+                yield tag
+
+
+def _dedupe_casefold(tags: list[str]) -> tuple[str, ...]:
+    seen: set[str] = set()
+    result: list[str] = []
+    for tag in tags:
+        if tag.casefold() not in seen:
+            seen.add(tag.casefold())
+            result.append(tag)
+    return tuple(result)
+
+
+def _links(content: str) -> Iterator[Link]:
+    for match in _WIKILINK.finditer(content):
+        link = _parse_link(match.group(2), embed=bool(match.group(1)))
+        if link is not None:
+            yield link
+
+
+def _parse_link(inner: str, *, embed: bool) -> Link | None:
+    destination, bar, alias = inner.partition("|")
+    destination = destination.removesuffix("\\")  # `[[a\|b]]` inside a table
+    target, hash_sign, anchor = destination.partition("#")
+    heading: str | None = None
+    block: str | None = None
+    if hash_sign:
+        heading_part, caret, block_part = anchor.partition("^")
+        heading = heading_part.strip() or None
+        block = (block_part.strip() or None) if caret else None
+    target = target.strip()
+    if not (target or heading or block):
+        return None
+    return Link(target, heading, block, (alias.strip() or None) if bar else None, embed)
+
+
+def _mask_inline(source: str) -> str:
+    """Hide code spans, escaped `#`/`[` and %%comments%% from tag and link matching."""
+    out = list(source)
+    closers = _backtick_runs(source)
+    index = 0
+    while index < len(source):
+        char = source[index]
+        if char == "\\" and index + 1 < len(source):
+            if source[index + 1] in "#[":
+                out[index] = out[index + 1] = _MASK
+            index += 2
+        elif char == "`":
+            index = _mask_code_span(source, index, out, closers)
+        else:
+            index += 1
+    masked = "".join(out)
+    return _COMMENT.sub(lambda m: _MASK * len(m.group(0)), masked)
+
+
+def _backtick_runs(source: str) -> dict[int, list[int]]:
+    """Run length -> start offsets of every maximal run of backticks (possible closers)."""
+    runs: dict[int, list[int]] = {}
+    for match in re.finditer(r"`+", source):
+        runs.setdefault(match.end() - match.start(), []).append(match.start())
+    return runs
+
+
+def _mask_code_span(source: str, start: int, out: list[str], closers: dict[int, list[int]]) -> int:
+    """Mask the code span opening at `start`; returns the index to continue from."""
+    run_end = start
+    while run_end < len(source) and source[run_end] == "`":
+        run_end += 1
+    starts = closers.get(run_end - start, [])
+    position = bisect.bisect_left(starts, run_end)
+    if position == len(starts):
+        return run_end  # an unmatched backtick run is literal text
+    span_end = starts[position] + run_end - start
+    for offset in range(start, span_end):
+        out[offset] = _MASK
+    return span_end

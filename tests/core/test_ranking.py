@@ -16,6 +16,7 @@ from vaultmem.core.ranking import (
     memory_factor,
     rerank,
     snippet,
+    text_weight_for,
 )
 
 
@@ -23,43 +24,64 @@ def hit(chunk_id: str, score: float = 0.5, path: str | None = None, text: str = 
     return ChunkHit(chunk_id, path or f"{chunk_id.split('#')[0]}.md", text or chunk_id, score)
 
 
-def test_fuse_reciprocal_rank() -> None:
-    vector = [hit("a#0", 0.9), hit("b#0", 0.8)]
-    text = [hit("b#0", 7.0), hit("c#0", 3.0)]
-    fused = fuse(vector, text, k=60)
-    assert [h.chunk_id for h, _ in fused] == ["b#0", "a#0", "c#0"]
-    scores = dict((h.chunk_id, s) for h, s in fused)
-    assert scores["b#0"] == pytest.approx(1 / 62 + 1 / 61)
-    assert scores["a#0"] == pytest.approx(1 / 61)
-    assert scores["c#0"] == pytest.approx(1 / 62)
+def test_fuse_normalises_each_list_and_weights_them() -> None:
+    vector = [hit("a#0", 0.8), hit("b#0", 0.4)]
+    text = [hit("b#0", 7.0), hit("c#0", 3.5)]
+    fused = dict((h.chunk_id, s) for h, s in fuse(vector, text, text_weight=0.3))
+    assert fused["a#0"] == pytest.approx(0.7 * 1.0)
+    assert fused["b#0"] == pytest.approx(0.7 * 0.5 + 0.3 * 1.0)
+    assert fused["c#0"] == pytest.approx(0.3 * 0.5)
+    order = [h.chunk_id for h, _ in fuse(vector, text, text_weight=0.3)]
+    assert order == ["a#0", "b#0", "c#0"]
 
 
-def test_fuse_ignores_repeated_chunk_in_one_list() -> None:
-    fused = fuse([hit("a#0"), hit("a#0"), hit("b#0")], [])
-    assert dict((h.chunk_id, s) for h, s in fused) == {"a#0": 1 / 61, "b#0": 1 / 62}
+def test_fuse_ignores_repeated_chunk_in_one_list_and_empty_lists() -> None:
+    fused = fuse([hit("a#0", 1.0), hit("a#0", 0.2), hit("b#0", 0.5)], [], text_weight=0.0)
+    assert dict((h.chunk_id, s) for h, s in fused) == {"a#0": 1.0, "b#0": 0.5}
+    assert fuse([], []) == []
+    with pytest.raises(ValueError):
+        fuse([], [], text_weight=1.5)
+
+
+def test_short_queries_weigh_exact_words_more() -> None:
+    assert text_weight_for("PgBouncer") > text_weight_for("how do I pool database connections")
 
 
 def test_aggregate_one_entry_per_note() -> None:
-    vector = [hit("a#1", 0.91, text="alpha beta"), hit("a#2", 0.7), hit("b#0", 0.6)]
-    text = [hit("a#1", 9.0, text="alpha beta"), hit("c#0", 4.0)]
-    matches = aggregate_by_note(fuse(vector, text), vector_hits=vector, query="beta")
-    # b is 3rd in the vector list (1/63), c 2nd in the text list (1/62).
-    assert [m.path for m in matches] == ["a.md", "c.md", "b.md"]
+    vector = [hit("a#1", 0.9, text="alpha beta"), hit("a#2", 0.45), hit("b#0", 0.6)]
+    text = [hit("a#1", 9.0, text="alpha beta"), hit("c#0", 4.5)]
+    matches = aggregate_by_note(fuse(vector, text, text_weight=0.3), vector_hits=vector,
+                                query="beta")
+    assert [m.path for m in matches] == ["a.md", "b.md", "c.md"]
     best = matches[0]
     assert best.chunk_id == "a#1"
-    assert best.relevance == 1.0  # rank 1 in both lists, bonus capped at 1
-    assert best.vector_similarity == 0.91
+    # best chunk 1.0 (top of both lists) plus half of the second (0.7·0.5), over the bound 2
+    assert best.relevance == pytest.approx((1.0 + 0.5 * 0.35) / 2)
+    assert best.vector_similarity == 0.9
     assert best.snippet == "alpha beta"
-    assert matches[1].vector_similarity is None
-    assert matches[2].vector_similarity == 0.6
+    assert matches[1].vector_similarity == 0.6
+    assert matches[2].vector_similarity is None
     assert all(0.0 < m.relevance <= 1.0 for m in matches)
 
 
-def test_aggregate_bonus_for_more_chunks_is_small() -> None:
-    single = aggregate_by_note(fuse([hit("a#0")], []))[0].relevance
-    several = aggregate_by_note(fuse([hit("a#0"), hit("a#1"), hit("a#2")], []))[0].relevance
+def test_aggregate_more_matching_chunks_count_but_are_bounded() -> None:
+    single = aggregate_by_note(fuse([hit("a#0")], [], text_weight=0.0))[0].relevance
+    several = aggregate_by_note(
+        fuse([hit("a#0"), hit("a#1"), hit("a#2")], [], text_weight=0.0))[0].relevance
     assert single == pytest.approx(0.5)
-    assert single < several <= single * 1.1
+    assert single < several < single * 2
+
+
+def test_several_good_passages_beat_one_chunk_found_by_both_lists() -> None:
+    """A note that matches by meaning in many passages outranks one chunk that is 6th by
+    meaning and 1st by words (the sample vault's spaced-repetition query, real scores)."""
+    vector = [hit("m#1", 0.565), hit("m#2", 0.532), hit("m#0", 0.453), hit("h#2", 0.414),
+              hit("x#0", 0.366), hit("n#2", 0.331), hit("m#6", 0.322)]
+    text = [hit("n#2", 7.24), hit("r#5", 5.14), hit("d#0", 3.79), hit("n#1", 3.31),
+            hit("c#0", 3.04), hit("m#6", 2.86)]
+    matches = aggregate_by_note(fuse(vector, text))
+    assert matches[0].path == "m.md"
+    assert all(0.0 < m.relevance <= 1.0 for m in matches)
 
 
 def test_snippet_short_text_is_whole() -> None:

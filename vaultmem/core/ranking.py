@@ -11,9 +11,14 @@ ELLIPSIS = "…"
 # Memory-factor curve: 0.5 at score 0, ≈0.99 for a fresh memory (score 1), → 1.0 above.
 FACTOR_FLOOR = 0.5
 FACTOR_SCALE = 0.25
-# Each further matching chunk of a note adds 3 % to its relevance, at most 10 %.
-EXTRA_CHUNK_BONUS = 0.03
-MAX_EXTRA_BONUS = 0.10
+# Fusion weights: meaning leads; exact words weigh more in short (keyword) queries.
+TEXT_WEIGHT = 0.3
+SHORT_QUERY_TEXT_WEIGHT = 0.5
+SHORT_QUERY_TERMS = 2
+# A note's evidence is the sum of its chunks' fused scores, best first, each further chunk
+# counting half as much as the one before: several matching passages beat one lucky chunk,
+# but a long note cannot win on length alone (the series is bounded by twice the best).
+CHUNK_DECAY = 0.5
 
 _TERM = re.compile(r"\w+")
 
@@ -45,21 +50,37 @@ class Ranked:
     review: bool = False
 
 
+def text_weight_for(query: str) -> float:
+    """How much exact words count against meaning: more for short keyword queries."""
+    terms = len(_TERM.findall(query))
+    return SHORT_QUERY_TEXT_WEIGHT if terms <= SHORT_QUERY_TERMS else TEXT_WEIGHT
+
+
 def fuse(
-    vector_hits: Sequence[ChunkHit], text_hits: Sequence[ChunkHit], *, k: int = 60
+    vector_hits: Sequence[ChunkHit], text_hits: Sequence[ChunkHit], *,
+    text_weight: float = TEXT_WEIGHT,
 ) -> list[tuple[ChunkHit, float]]:
-    """Reciprocal-rank fusion by chunk id: Σ 1/(k + rank), rank from 1; best first."""
-    if k < 0:
-        raise ValueError(f"k must be >= 0, got {k}")
+    """Score fusion by chunk id, best first, each fused score in [0, 1].
+
+    Each list is normalised by its best score (cosine and BM25 are on different scales), then
+    combined convexly. Unlike rank fusion this keeps magnitudes: a chunk far behind the best
+    by meaning does not catch up merely by sitting in both lists.
+    """
+    if not 0.0 <= text_weight <= 1.0:
+        raise ValueError(f"text_weight must be in [0, 1], got {text_weight}")
     fused: dict[str, float] = {}
     hits: dict[str, ChunkHit] = {}
-    for ranking in (vector_hits, text_hits):
+    for ranking, weight in ((vector_hits, 1.0 - text_weight), (text_hits, text_weight)):
+        best = max((hit.score for hit in ranking), default=0.0)
+        if best <= 0.0:
+            continue
         seen: set[str] = set()
         for hit in ranking:
             if hit.chunk_id in seen:
                 continue  # only a chunk's best position in one list counts
             seen.add(hit.chunk_id)
-            fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + 1.0 / (k + len(seen))
+            value = weight * max(hit.score, 0.0) / best
+            fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + value
             hits.setdefault(hit.chunk_id, hit)
     order = sorted(fused, key=lambda chunk_id: (-fused[chunk_id], chunk_id))
     return [(hits[chunk_id], fused[chunk_id]) for chunk_id in order]
@@ -70,23 +91,23 @@ def aggregate_by_note(
     *,
     vector_hits: Sequence[ChunkHit] = (),
     query: str = "",
-    k: int = 60,
 ) -> list[NoteMatch]:
     """One match per note, best first; relevance in [0, 1].
 
-    Relevance is the note's best fused score over the best possible one (rank 1 in both lists,
-    2/(k+1)), raised by a small bounded bonus for each further matching chunk, capped at 1.
+    Relevance is the note's decayed sum of chunk scores (best chunk ×1, next ×1/2, ×1/4, …)
+    over the largest possible such sum (every chunk the best in both lists).
     """
-    best_possible = 2.0 / (k + 1)
+    best_possible = 1.0 / (1.0 - CHUNK_DECAY)
     cosine = {hit.chunk_id: hit.score for hit in vector_hits}
     by_note: dict[str, list[tuple[ChunkHit, float]]] = {}
     for hit, value in fused:
         by_note.setdefault(hit.path, []).append((hit, value))
     matches = []
     for path, chunks in by_note.items():
-        best_hit, best_value = min(chunks, key=lambda pair: (-pair[1], pair[0].chunk_id))
-        bonus = min(EXTRA_CHUNK_BONUS * (len(chunks) - 1), MAX_EXTRA_BONUS)
-        relevance = min(best_value / best_possible * (1.0 + bonus), 1.0)
+        chunks.sort(key=lambda pair: (-pair[1], pair[0].chunk_id))
+        best_hit = chunks[0][0]
+        evidence = sum(value * CHUNK_DECAY**n for n, (_, value) in enumerate(chunks))
+        relevance = min(evidence / best_possible, 1.0)
         matches.append(
             NoteMatch(
                 path=path,

@@ -64,7 +64,7 @@ class Refused(VaultmemError):
     http_status = 422
 
 
-class IndexError_(VaultmemError):  # noqa: N801 - avoid shadowing the builtin IndexError
+class IndexError_(VaultmemError):
     code = "index"
     http_status = 500
 

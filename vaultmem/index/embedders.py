@@ -161,7 +161,21 @@ def _model_source(model: str | None) -> str:
     return str(candidate.resolve()) if candidate.is_dir() else model
 
 
+# One loaded model per (source, device) per process: the weights are read-only at inference,
+# and loading costs ~8 s and ~500 MB, so every embedder in a process shares them.
+_LOADED: dict[tuple[str, str], Any] = {}
+_LOADED_LOCK = threading.Lock()
+
+
 def _load_model(model: str | None, device: str, threads: int) -> Any:
+    key = (_model_source(model), device)
+    with _LOADED_LOCK:
+        if key not in _LOADED:
+            _LOADED[key] = _load_model_uncached(model, device, threads)
+        return _LOADED[key]
+
+
+def _load_model_uncached(model: str | None, device: str, threads: int) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         import torch

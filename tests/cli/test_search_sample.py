@@ -1,0 +1,85 @@
+"""Search the sample vault from the CLI with the real model: by meaning and by exact words."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli._support import REFERENCE, copy_vault, invoke, invoke_json
+from tests.conftest import SAMPLE_VAULT
+
+pytestmark = [pytest.mark.model, pytest.mark.timeout(600)]
+NOW = REFERENCE.isoformat()
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    base = tmp_path_factory.mktemp("sample")
+    vault = copy_vault(SAMPLE_VAULT, base / "vault")
+    env = {"VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(base / "data")}
+    result = invoke(["reindex", "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    return env
+
+
+def _top(env: dict[str, str], query: str, k: int = 5) -> list[str]:
+    data = invoke_json(["search", query, "--top-k", str(k), "--now", NOW], env=env)
+    return [hit["path"] for hit in data["results"]]
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("levain", "Recipes/Sourdough Country Loaf.md"),
+    ("SameSite", "Projects/Crumb/Authentication Design.md"),
+    ("tadka", "Recipes/Weeknight Dal.md"),
+    ("WireGuard", "Areas/Homelab/Tailscale VPN.md"),
+])
+def test_exact_words(env: dict[str, str], query: str, expected: str) -> None:
+    assert _top(env, query)[0] == expected
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("how do I keep old snapshots of my files", "Areas/Homelab/Restic Backups to NAS.md"),
+    ("remembering what I read by testing myself at increasing intervals",
+     "Reading/Make It Stick.md"),
+    ("reach my home servers securely while traveling", "Areas/Homelab/Tailscale VPN.md"),
+    ("why don't we use tokens for login in the recipe app",
+     "Projects/Crumb/Authentication Design.md"),
+])
+def test_by_meaning(env: dict[str, str], query: str, expected: str) -> None:
+    assert _top(env, query)[0] == expected
+
+
+def test_old_memory_is_still_found(env: dict[str, str]) -> None:
+    """The Pi-hole memory was last used 60 days ago (score ~0.02): decay re-ranks, not erases."""
+    data = invoke_json(["search", "pihole container restart after an update", "--now", NOW],
+                       env=env)
+    hits = {hit["path"]: hit for hit in data["results"][:3]}
+    path = "memories/2026-09-20 pihole-container-restart-after-update.md"
+    assert path in hits
+    assert hits[path]["score"] < 0.05
+    assert hits[path]["id"] == "d8768a8d-2adb-41e7-98f9-0fbdb7770399"
+
+
+def test_search_json_contract(env: dict[str, str]) -> None:
+    data = invoke_json(["search", "backups", "--now", NOW], env=env)
+    assert data["results"]
+    for hit in data["results"]:
+        assert {"id", "path", "title", "snippet", "relevance", "score", "review"} <= hit.keys()
+        assert (hit["id"] is None) == (hit["score"] is None)
+
+
+def test_ignored_templates_are_not_found(env: dict[str, str]) -> None:
+    assert not any(p.startswith("Templates/") for p in _top(env, "Verdict Gratitude", 10))
+
+
+def test_filters(env: dict[str, str]) -> None:
+    paths = _top(env, "backups", 10)
+    assert any(not p.startswith("memories/") for p in paths)
+    mem_only = invoke_json(["search", "backups", "--memories-only", "--now", NOW], env=env)
+    assert mem_only["results"] and all(h["id"] for h in mem_only["results"])
+    folder = _top(env, "backups", 10)
+    in_recipes = invoke_json(["search", "bread", "--folder", "Recipes", "--now", NOW], env=env)
+    assert all(h["path"].startswith("Recipes/") for h in in_recipes["results"])
+    assert folder
+    typed = invoke_json(["search", "battery", "--type", "fact", "--now", NOW], env=env)
+    assert [h["path"] for h in typed["results"]] == [
+        "memories/2026-09-21 nas-ups-battery-replaced.md"]

@@ -1,0 +1,321 @@
+"""`vaultmem` command line: a thin adapter over the service layer.
+
+Every command takes --vault/--config/--data-dir/--now/--json (after the command name), prints
+a readable answer or the shared JSON shape, and turns VaultmemError into one line + exit 1.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from vaultmem import __version__
+from vaultmem.config import Settings, default_config_path, load_settings, render_config
+from vaultmem.errors import ConfigError, InvalidInput, VaultmemError
+
+F = TypeVar("F", bound=Callable[..., Any])
+EXIT_ERROR = 1
+
+
+class Context:
+    """What every command receives: settings, the clock, and the output mode."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.json = bool(options.pop("as_json", False))
+        self.now = _parse_now(options.pop("now", None))
+        overrides = {"vault": options.pop("vault", None), "data_dir": options.pop("data_dir", None)}
+        config = options.pop("config", None)
+        self.config_path = Path(config).expanduser() if config else None
+        self._overrides = overrides
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.config_path, overrides=self._overrides)
+            for key in self._settings.unknown_keys:
+                click.echo(f"warning: unknown setting {key} (ignored)", err=True)
+        return self._settings
+
+    @contextmanager
+    def app(self) -> Iterator[Any]:
+        from vaultmem.app import build_app
+
+        app = build_app(self.settings)
+        try:
+            yield app
+        finally:
+            app.close()
+
+    def emit(self, data: Any, human: Callable[[Any], None]) -> None:
+        if self.json:
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        else:
+            human(data)
+
+
+def _parse_now(value: str | None) -> datetime:
+    if not value:
+        return datetime.now(UTC)
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise click.BadParameter(f"not an ISO 8601 time: {value!r}", param_hint="--now") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def common(func: F) -> F:
+    """Shared options, accepted after every command name."""
+    options = [
+        click.option("--vault", type=click.Path(file_okay=False, path_type=Path),
+                     envvar="VAULTMEM_VAULT", help="The Obsidian vault folder."),
+        click.option("--config", type=click.Path(dir_okay=False),
+                     help="Config file (default: VAULTMEM_CONFIG or the user config dir)."),
+        click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
+                     help="Where the index lives (default: the user data dir)."),
+        click.option("--now", metavar="ISO-TIME",
+                     help="Evaluate as of this time instead of the clock (what-if, replays)."),
+        click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        names = ("vault", "config", "data_dir", "now", "as_json")
+        ctx = Context({name: kwargs.pop(name, None) for name in names})
+        return func(ctx, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+class UserError(click.ClickException):
+    """An expected failure: one line on stderr, exit 1, never a traceback."""
+
+    exit_code = EXIT_ERROR
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+class VaultmemGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except VaultmemError as exc:
+            raise UserError(exc.message) from exc
+
+
+@click.group(cls=VaultmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="vaultmem")
+def cli() -> None:
+    """vaultmem: a memory for AI assistants that lives in your Obsidian vault."""
+
+
+def main() -> None:
+    cli(prog_name="vaultmem")
+
+
+# commands -----------------------------------------------------------------------------------
+
+@cli.command()
+@common
+@click.option("--force", is_flag=True, help="Overwrite an existing config file.")
+def init(ctx: Context, force: bool) -> None:
+    """Write a config file for a vault (use with --vault)."""
+    settings = ctx.settings
+    vault = settings.require_vault().resolve()
+    path = ctx.config_path or default_config_path()
+    if path.exists() and not force:
+        raise ConfigError(f"{path} already exists (use --force to overwrite it)")
+    from dataclasses import replace
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_config(replace(settings, vault=vault)), encoding="utf-8")
+    data = {"config": str(path), "vault": str(vault), "data_dir": str(settings.vault_data_dir())}
+    ctx.emit(data, lambda d: click.echo(f"wrote {d['config']} for vault {d['vault']}"))
+
+
+@cli.command()
+@common
+@click.option("--full", is_flag=True, help="Drop the index and rebuild it from the vault.")
+def reindex(ctx: Context, full: bool) -> None:
+    """Bring the index up to date with the vault (only changed notes are re-embedded)."""
+    from vaultmem.cli_output import progress_bar, show_sync
+
+    with ctx.app() as app, progress_bar(enabled=not ctx.json) as progress:
+        report = app.engine.reindex(full=full, progress=progress)
+        data = {**report.__dict__, "failures": [list(f) for f in report.failures]}
+    ctx.emit(data, show_sync)
+
+
+@cli.command()
+@common
+@click.argument("query")
+@click.option("-k", "--top-k", type=click.IntRange(1, 200), help="How many results.")
+@click.option("--tag", "tags_any", multiple=True, help="Any of these tags (repeatable).")
+@click.option("--all-tags", "tags_all", multiple=True, help="All of these tags (repeatable).")
+@click.option("--type", "memory_type", help="Only memories of this stm_type.")
+@click.option("--status", "statuses", multiple=True,
+              type=click.Choice(["active", "promoted", "archived"]),
+              help="Memory statuses to include (default: active and promoted).")
+@click.option("--folder", help="Only notes under this folder.")
+@click.option("--days", "window_days", type=float, help="Only used/edited in the last N days.")
+@click.option("--memories-only", is_flag=True, help="Leave out regular notes.")
+@click.option("--no-review", is_flag=True, help="Do not blend in spaced-repetition items.")
+def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...],
+           tags_all: tuple[str, ...], memory_type: str | None, statuses: tuple[str, ...],
+           folder: str | None, window_days: float | None, memories_only: bool,
+           no_review: bool) -> None:
+    """Hybrid search (meaning + exact words) over every note, re-ranked by memory strength."""
+    from vaultmem.cli_output import show_search
+    from vaultmem.service import SearchFilters
+
+    filters = SearchFilters(
+        tags_any=tags_any, tags_all=tags_all, type=memory_type,
+        statuses=statuses or ("active", "promoted"), folder=folder, window_days=window_days,
+        include_regular=not memories_only,
+    )
+    with ctx.app() as app:
+        data = app.engine.search(query, ctx.now, top_k=top_k, filters=filters,
+                                 include_review=not no_review)
+    ctx.emit(data, show_search)
+
+
+@cli.command()
+@common
+@click.argument("text", required=False)
+@click.option("--title", help="Note title (default: the first words).")
+@click.option("--tags", help="Comma-separated tags.")
+@click.option("--type", "memory_type",
+              help="decision, pattern, convention, issue, preference or fact.")
+@click.option("--strength", type=float, default=1.0, show_default=True)
+@click.option("--pin", is_flag=True, help="Never forget this memory.")
+@click.option("--source", help="Where it came from (e.g. conversation).")
+def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
+         memory_type: str | None, strength: float, pin: bool, source: str | None) -> None:
+    """Save a memory (TEXT, or standard input when TEXT is -)."""
+    from vaultmem.cli_output import show_saved
+
+    if text is None or text == "-":
+        if sys.stdin.isatty() and text is None:
+            raise InvalidInput("give the memory text as an argument, or - to read stdin")
+        text = sys.stdin.read()
+    tag_list = [t.strip() for t in (tags or "").split(",") if t.strip()]
+    with ctx.app() as app:
+        data = app.lifecycle.save(text, ctx.now, title=title, tags=tag_list, type=memory_type,
+                                  strength=strength, pinned=pin, source=source)
+    ctx.emit(data, show_saved)
+
+
+@cli.command()
+@common
+@click.argument("ref", metavar="ID|PATH")
+def get(ctx: Context, ref: str) -> None:
+    """Show a memory with its computed score, decision and review priority."""
+    from vaultmem.cli_output import show_memory
+
+    with ctx.app() as app:
+        data = app.engine.get(ref, ctx.now)
+    ctx.emit(data, show_memory)
+
+
+@cli.command()
+@common
+@click.argument("ref", metavar="ID|PATH")
+@click.option("--boost", is_flag=True, help="Also strengthen the memory (+0.1).")
+def touch(ctx: Context, ref: str, boost: bool) -> None:
+    """Record a use of a memory (reinforcement)."""
+    from vaultmem.cli_output import show_memory
+
+    with ctx.app() as app:
+        data = app.engine.touch(ref, ctx.now, boost=boost)
+    ctx.emit(data, show_memory)
+
+
+@cli.command()
+@common
+@click.argument("refs", nargs=-1, required=True, metavar="ID...")
+@click.option("--context-tags", default="", help="Comma-separated tags of the conversation.")
+def observe(ctx: Context, refs: tuple[str, ...], context_tags: str) -> None:
+    """Record that memories were used in a conversation about CONTEXT-TAGS."""
+    from vaultmem.cli_output import show_observed
+
+    tags = [t.strip() for t in context_tags.split(",") if t.strip()]
+    with ctx.app() as app:
+        data = app.engine.observe(list(refs), tags, ctx.now)
+    ctx.emit(data, show_observed)
+
+
+@cli.command()
+@common
+@click.option("--limit", type=click.IntRange(1, 1000), default=20, show_default=True)
+def review(ctx: Context, limit: int) -> None:
+    """Memories in the danger zone, worth revisiting before they fade."""
+    from vaultmem.cli_output import show_review
+
+    with ctx.app() as app:
+        data = app.engine.review(ctx.now, limit=limit)
+    ctx.emit(data, show_review)
+
+
+@cli.command()
+@common
+@click.option("--apply", is_flag=True, help="Archive them (default: only show).")
+def gc(ctx: Context, apply: bool) -> None:
+    """Forget faded memories: move them to the archive folder (restorable)."""
+    from vaultmem.cli_output import show_gc
+
+    with ctx.app() as app:
+        data = app.lifecycle.gc(ctx.now, apply=apply)
+    ctx.emit(data, show_gc)
+
+
+@cli.command()
+@common
+@click.argument("ref", required=False, metavar="[ID|PATH]")
+@click.option("--dry-run", is_flag=True, help="Only show what would be promoted.")
+def promote(ctx: Context, ref: str | None, dry_run: bool) -> None:
+    """Promote a memory (or every one that qualifies) to a long-term note in STM/."""
+    from vaultmem.cli_output import show_promote
+
+    with ctx.app() as app:
+        data = app.lifecycle.promote(ref, ctx.now, dry_run=dry_run)
+    ctx.emit(data, show_promote)
+
+
+@cli.command()
+@common
+@click.argument("ref", metavar="ID|PATH")
+@click.option("-k", "--top-k", type=click.IntRange(1, 100), default=5, show_default=True)
+def related(ctx: Context, ref: str, top_k: int) -> None:
+    """Notes most similar to a note or memory."""
+    from vaultmem.cli_output import show_related
+
+    with ctx.app() as app:
+        data = app.engine.related(ref, k=top_k)
+    ctx.emit(data, show_related)
+
+
+@cli.command()
+@common
+@click.option("--files", is_flag=True, help="List every file with its index status.")
+def status(ctx: Context, files: bool) -> None:
+    """Counts, decisions and index coverage (indexed / skipped / failed, with reasons)."""
+    from vaultmem.cli_output import show_status
+
+    with ctx.app() as app:
+        data = app.engine.status(ctx.now, per_file=files)
+    ctx.emit(data, show_status)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

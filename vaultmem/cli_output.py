@@ -1,0 +1,142 @@
+"""Human-readable renderings of the shared JSON shapes (the CLI's default output)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+_console = Console(highlight=False, soft_wrap=True)
+
+
+def _echo(text: str = "") -> None:
+    _console.print(text, markup=False)
+
+
+@contextmanager
+def progress_bar(*, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    if not enabled:
+        yield None
+        return
+    columns = (TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("index", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def show_sync(d: dict[str, Any]) -> None:
+    if d.get("rebuilt_reason"):
+        _echo(f"index rebuilt: {d['rebuilt_reason']}")
+    _echo(
+        f"added {d['added']}, changed {d['changed']}, metadata-only {d['meta_changed']}, "
+        f"moved {d['moved']}, deleted {d['deleted']}; skipped {d['skipped']}, "
+        f"failed {d['failed']}; {d['chunks_embedded']} chunks embedded in {d['seconds']:.1f} s"
+    )
+    for path, reason in d.get("failures", []):
+        _echo(f"  failed: {path}: {reason}")
+
+
+def show_search(d: dict[str, Any]) -> None:
+    results = d["results"]
+    if not results:
+        _echo(f"no notes match {d['query']!r}")
+        return
+    for n, hit in enumerate(results, 1):
+        kind = "memory" if hit["id"] else "note"
+        score = "" if hit["score"] is None else f"  memory score {hit['score']:.3f}"
+        review = "  [review]" if hit["review"] else ""
+        _echo(f"{n}. {hit['title']}  ({kind}: {hit['path']})")
+        _echo(f"   relevance {hit['relevance']:.3f}{score}  final {hit['final']:.3f}{review}")
+        if hit["snippet"]:
+            _echo(f"   {hit['snippet']}")
+
+
+def show_memory(d: dict[str, Any]) -> None:
+    _echo(f"{d['title']}  ({d['path']})")
+    _echo(f"  id {d['id']}  status {d['status']}" + ("  pinned" if d["pinned"] else ""))
+    _echo(f"  type {d['type'] or '-'}  tags {', '.join(d['tags']) or '-'}")
+    _echo(f"  used {d['use_count']}×, last {d['last_used']}, created {d['created']}")
+    _echo(f"  strength {d['strength']:.2f}  score {d['score']:.4f}  "
+          f"review priority {d['review_priority']:.2f}")
+    _echo(f"  decision: {d['decision']} — {d['reason']}")
+
+
+def show_saved(d: dict[str, Any]) -> None:
+    memory = d["memory"]
+    if d["created"]:
+        _echo(f"saved {memory['path']} (id {memory['id']})")
+    else:
+        _echo(f"not saved: {d['reinforced']['reason']}; reinforced {memory['path']} "
+              f"(now used {memory['use_count']}×)")
+
+
+def show_observed(d: dict[str, Any]) -> None:
+    for item in d["observed"]:
+        cross = " (cross-domain use: strengthened)" if item.get("cross_domain") else ""
+        _echo(f"observed {item['path']}: used {item['use_count']}×{cross}")
+
+
+def show_review(d: dict[str, Any]) -> None:
+    if not d["items"]:
+        _echo("nothing to review: no memory is in the danger zone")
+        return
+    _echo(f"{d['total']} memories worth revisiting:")
+    for item in d["items"]:
+        _echo(f"  {item['review_priority']:.2f}  {item['title']}  ({item['path']}, "
+              f"score {item['score']:.3f})")
+
+
+def show_gc(d: dict[str, Any]) -> None:
+    if not d["archive"]:
+        _echo("nothing to forget")
+        return
+    verb = "would archive" if d["dry_run"] else "archived"
+    for item in d["archive"]:
+        _echo(f"{verb} {item['path']}: {item['reason']}")
+    if d["dry_run"]:
+        _echo("(dry run: add --apply to archive them)")
+
+
+def show_promote(d: dict[str, Any]) -> None:
+    if not d["promote"]:
+        _echo("nothing to promote")
+        return
+    if d["dry_run"]:
+        for item in d["promote"]:
+            _echo(f"would promote {item['path']}: {item['reason']}")
+        return
+    for item in d["promoted"]:
+        _echo(f"promoted {item['from']} → {item['to']} ({len(item['links'])} related links)")
+
+
+def show_related(d: dict[str, Any]) -> None:
+    _echo(f"notes related to {d['path']}:")
+    for item in d["related"]:
+        _echo(f"  {item['similarity']:.3f}  {item['title']}  ({item['path']})")
+
+
+def show_status(d: dict[str, Any]) -> None:
+    cov = d["coverage"]
+    mem = d["memories"]
+    _echo(f"vault {d['vault']}  ({d['notes']} files known, embedder {d['embedder']})")
+    _echo(f"index: {cov['indexed']} notes indexed ({cov['chunks']} chunks), "
+          f"{len(cov['skipped'])} skipped, {len(cov['failed'])} failed")
+    by_status = ", ".join(f"{k} {v}" for k, v in sorted(mem["by_status"].items())) or "none"
+    _echo(f"memories: {mem['total']} ({by_status})")
+    dec = mem["decisions"]
+    _echo(f"decisions now: keep {dec['keep']}, forget {dec['forget']}, promote {dec['promote']}")
+    for label in ("skipped", "failed", "warnings"):
+        for item in cov[label]:
+            _echo(f"  {label}: {item['path']}: {item['reason']}")
+    for problem in cov["problems"]:
+        _echo(f"  problem: {problem}")
+    for item in cov.get("files", []):
+        click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}")

@@ -1,0 +1,293 @@
+"""Settings: defaults < TOML file < VAULTMEM_* environment < command-line overrides.
+
+Only the composition root (`app.py`) and the CLI's option parsing call `load_settings`; every
+other part receives plain values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import platformdirs
+
+from vaultmem.errors import ConfigError
+
+APP_NAME = "vaultmem"
+ENV_PREFIX = "VAULTMEM_"
+CONFIG_ENV = "VAULTMEM_CONFIG"
+
+DEFAULT_TYPE_HALF_LIVES: Mapping[str, float] = MappingProxyType(
+    {"decision": 30.0, "pattern": 20.0, "convention": 60.0, "issue": 7.0,
+     "preference": 14.0, "fact": 90.0}
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every tunable of vaultmem. Key names are the TOML keys; env var = VAULTMEM_ + KEY."""
+
+    vault: Path | None = None
+    data_dir: Path | None = None  # default: the platform's user data dir, one folder per vault
+
+    # vault conventions
+    memory_folder: str = "memories"
+    promoted_folder: str = "STM"
+    archive_folder: str = "memories/archive"
+    ignore_folders: tuple[str, ...] = ()
+    max_note_bytes: int = 20_000_000
+
+    # index and embeddings
+    embedding_model: str = "default"
+    embedding_batch_size: int = 16
+    chunk_max_chars: int = 1000
+    chunk_min_chars: int = 200
+    optimize_every_writes: int = 50
+
+    # decay (SPEC §3.1–3.2)
+    decay_model: str = "power_law"
+    half_life_days: float = 3.0
+    power_law_alpha: float = 1.1
+    use_count_beta: float = 0.6
+    two_component_weight: float = 0.7
+    two_component_fast_lambda: float = 1.603e-5
+    two_component_slow_lambda: float = 1.147e-6
+    type_half_lives: Mapping[str, float] = field(default_factory=lambda: DEFAULT_TYPE_HALF_LIVES)
+
+    # decisions (SPEC §3.3)
+    promote_threshold: float = 0.65
+    promote_min_uses: int = 2
+    promote_fast_use_count: int = 5
+    promote_fast_window_days: float = 14.0
+    forget_threshold: float = 0.05
+    forget_grace_hours: float = 24.0
+    max_active_memories: int = 1000
+
+    # reinforcement and review (SPEC §3.4–3.5)
+    boost_step: float = 0.1
+    strength_max: float = 2.0
+    cross_domain_threshold: float = 0.3
+    review_band_low: float = 0.15
+    review_band_high: float = 0.35
+    review_fraction: float = 0.3
+    feedback_penalty: float = 0.2
+
+    # search, promotion, consolidation, intake (SPEC §4–5)
+    search_top_k: int = 10
+    related_links: int = 5
+    cluster_threshold: float = 0.83
+    cluster_max_size: int = 12
+    merge_cohesion: float = 0.9
+    review_cohesion: float = 0.75
+    near_duplicate_cosine: float = 0.95
+    min_content_chars: int = 12
+    max_content_chars: int = 20_000
+
+    # daemon (SPEC §6)
+    host: str = "127.0.0.1"
+    port: int = 7345
+    unix_socket: str = ""
+    debounce_ms: int = 300
+    flush_interval_seconds: float = 30.0
+    sweep_interval_minutes: float = 60.0
+    consolidate_interval_hours: float = 24.0
+    optimize_interval_minutes: float = 30.0
+
+    unknown_keys: tuple[str, ...] = ()
+    source: str = "defaults"
+
+    def require_vault(self) -> Path:
+        if self.vault is None:
+            raise ConfigError(
+                "no vault given: pass --vault PATH, set VAULTMEM_VAULT, "
+                "or run `vaultmem init --vault PATH`"
+            )
+        if not self.vault.is_dir():
+            raise ConfigError(f"vault folder does not exist: {self.vault}")
+        return self.vault
+
+    def vault_data_dir(self) -> Path:
+        """Where this vault's index, catalog, token and lock live (outside the vault)."""
+        vault = self.require_vault().resolve()
+        if self.data_dir is not None:
+            return self.data_dir
+        digest = hashlib.sha1(str(vault).encode()).hexdigest()[:10]
+        slug = re.sub(r"[^A-Za-z0-9_-]+", "-", vault.name).strip("-") or "vault"
+        return Path(platformdirs.user_data_dir(APP_NAME)) / "vaults" / f"{slug}-{digest}"
+
+
+_INTERNAL = {"unknown_keys", "source"}
+_FIELDS = {f.name: f for f in fields(Settings) if f.name not in _INTERNAL}
+_DEFAULTS = Settings()
+
+
+def setting_names() -> tuple[str, ...]:
+    return tuple(_FIELDS)
+
+
+def default_config_path() -> Path:
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def load_settings(
+    config_path: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Read the TOML file (if it exists), then env vars, then explicit overrides."""
+    env = os.environ if env is None else env
+    path = config_path or default_config_path()
+    values: dict[str, Any] = {}
+    unknown: list[str] = []
+    sources = ["defaults"]
+    if path.is_file():
+        file_values = _read_toml(path)
+        for key, raw in file_values.items():
+            if key in _FIELDS:
+                values[key] = _coerce(key, raw, f"{path}: {key}")
+            else:
+                unknown.append(f"{path}: {key}")
+        sources.append(str(path))
+    for name, raw in env.items():
+        if not name.startswith(ENV_PREFIX) or name == CONFIG_ENV:
+            continue
+        key = name[len(ENV_PREFIX):].lower()
+        if key in _FIELDS:
+            values[key] = _coerce(key, raw, name)
+        else:
+            unknown.append(name)
+    for key, raw in (overrides or {}).items():
+        if raw is not None:
+            values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
+    settings = replace(_DEFAULTS, **values, unknown_keys=tuple(unknown), source=" < ".join(sources))
+    _validate(settings)
+    return settings
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    # a [vaultmem] table is accepted as well as top-level keys
+    nested = data.pop(APP_NAME, None)
+    if isinstance(nested, dict):
+        data.update(nested)
+    return data
+
+
+def _coerce(key: str, raw: Any, where: str) -> Any:
+    default = getattr(_DEFAULTS, key)
+    try:
+        if key in ("vault", "data_dir"):
+            return Path(str(raw)).expanduser() if str(raw) else None
+        if key == "type_half_lives":
+            return MappingProxyType(_parse_half_lives(raw))
+        if key == "ignore_folders":
+            items = raw.split(",") if isinstance(raw, str) else list(raw)
+            return tuple(str(item).strip().strip("/") for item in items if str(item).strip())
+        if isinstance(default, bool):
+            return _parse_bool(raw)
+        if isinstance(default, int):
+            if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+                raise ValueError("expected a whole number")
+            return int(raw)
+        if isinstance(default, float):
+            if isinstance(raw, bool):
+                raise ValueError("expected a number")
+            return float(raw)
+        if isinstance(default, str):
+            if not isinstance(raw, str | int | float):
+                raise ValueError("expected a string")
+            return str(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: invalid value {raw!r} ({exc})") from exc
+    raise ConfigError(f"{where}: unsupported setting")
+
+
+def _parse_half_lives(raw: Any) -> dict[str, float]:
+    if isinstance(raw, str):  # env form: "decision=30,fact=90"
+        pairs = [item.split("=", 1) for item in raw.split(",") if item.strip()]
+        raw = {k.strip(): v for k, v in pairs}
+    if not isinstance(raw, Mapping):
+        raise ValueError("expected a table of type = days")
+    merged = dict(DEFAULT_TYPE_HALF_LIVES)
+    for name, days in raw.items():
+        value = float(days)
+        if value <= 0:
+            raise ValueError(f"half-life of {name!r} must be positive")
+        merged[str(name)] = value
+    return merged
+
+
+def _parse_bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _validate(s: Settings) -> None:
+    problems: list[str] = []
+    if s.decay_model not in ("power_law", "exponential", "two_component"):
+        problems.append(
+            f"decay_model must be power_law, exponential or two_component, not {s.decay_model!r}"
+        )
+    positive = ("half_life_days", "power_law_alpha", "embedding_batch_size", "chunk_max_chars",
+                "search_top_k", "max_active_memories", "flush_interval_seconds",
+                "sweep_interval_minutes", "consolidate_interval_hours",
+                "optimize_interval_minutes", "max_note_bytes", "strength_max")
+    problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
+    unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
+            "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold")
+    problems += [f"{name} must be between 0 and 1" for name in unit
+                 if not 0.0 <= getattr(s, name) <= 1.0]
+    if not 0 < s.port < 65536:
+        problems.append("port must be between 1 and 65535")
+    if s.review_band_low >= s.review_band_high:
+        problems.append("review_band_low must be below review_band_high")
+    if problems:
+        raise ConfigError("invalid settings: " + "; ".join(problems))
+
+
+def render_config(settings: Settings) -> str:
+    """A commented TOML file with every setting at its current value (for `vaultmem init`)."""
+    lines = ["# vaultmem configuration. Every key can also be set as VAULTMEM_<KEY>.", ""]
+    for name in _FIELDS:
+        value = getattr(settings, name)
+        if value is None:
+            lines.append(f"# {name} =")
+        else:
+            lines.append(f"{name} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, Path | str):
+        escaped = str(value).replace("\\", "\\\\").replace('"', '\\"')
+        return f'"{escaped}"'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot render {value!r}")

@@ -1,0 +1,368 @@
+"""Keep the derived index in step with the vault: scan, plan (pure), then apply in batches.
+
+Unchanged notes are recognised by (mtime, size) and confirmed by content hash; unchanged bodies
+are never re-embedded, frontmatter-only changes update metadata only, and moves keep their
+vectors. Embedding work is batched across notes and each batch is one index write.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from vaultmem.core.chunking import Chunk, chunk_markdown, embedding_text
+from vaultmem.core.memory import is_memory
+from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
+from vaultmem.errors import NoteError
+from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord
+from vaultmem.index.catalog import Catalog
+from vaultmem.vault.ignore import IgnoreRules
+from vaultmem.vault.notes import Note, read_note
+from vaultmem.vault.scan import FileStat, scan_vault
+
+Progress = Callable[[int, int], None]
+INDEXED, SKIPPED, FAILED = "indexed", "skipped", "failed"
+
+
+class ChunkStore(Protocol):
+    """What the indexer needs of the chunk index (LanceIndex implements it)."""
+
+    def apply(
+        self,
+        *,
+        upserts: Sequence[tuple[NoteRecord, Sequence[ChunkRecord]]] = (),
+        meta_updates: Sequence[NoteRecord] = (),
+        moves: Sequence[tuple[str, NoteRecord]] = (),
+        deletes: Sequence[str] = (),
+    ) -> None: ...
+
+    def note_records(self) -> dict[str, NoteRecord]: ...
+
+
+@dataclass
+class SyncReport:
+    added: int = 0
+    changed: int = 0
+    meta_changed: int = 0
+    moved: int = 0
+    deleted: int = 0
+    skipped: int = 0
+    failed: int = 0
+    chunks_embedded: int = 0
+    seconds: float = 0.0
+    rebuilt_reason: str | None = None
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def touched(self) -> int:
+        return self.added + self.changed + self.meta_changed + self.moved + self.deleted
+
+
+@dataclass(frozen=True)
+class IndexerSettings:
+    chunk_max_chars: int = 1000
+    chunk_min_chars: int = 200
+    max_note_bytes: int = 20_000_000
+    batch_chunks: int = 256
+
+
+class Indexer:
+    def __init__(
+        self,
+        root: Path,
+        rules: IgnoreRules,
+        catalog: Catalog,
+        store: Callable[[], ChunkStore],
+        embedder: Embedder,
+        settings: IndexerSettings = IndexerSettings(),
+    ) -> None:
+        self.root = root
+        self.rules = rules
+        self.catalog = catalog
+        self._store = store
+        self.embedder = embedder
+        self.settings = settings
+
+    # public -------------------------------------------------------------------------------
+
+    def sync(
+        self, paths: Collection[str] | None = None, progress: Progress | None = None
+    ) -> SyncReport:
+        """Bring the index in line with the vault: all of it, or just `paths` (watcher)."""
+        started = time.perf_counter()
+        report = SyncReport(rebuilt_reason=self._ensure_identity())
+        known = self.catalog.records()
+        stats, skipped = self._stat(paths)
+        parsed: dict[str, Note] = {}
+        failed: dict[str, str] = {}
+        disk = self._disk_fingerprints(stats, known, parsed, failed)
+        index = {
+            path: Fingerprint(rec.body_hash, rec.file_hash)
+            for path, rec in known.items()
+            if rec.status != SKIPPED and (paths is None or path in paths)
+        }
+        plan = plan_sync(disk, index)
+        self._apply(plan, parsed, failed, known, report, progress)
+        self._record_skipped(skipped, known, paths, report)
+        self._refresh_stat_only(stats, known, plan, failed)
+        report.failed = len(failed)
+        report.failures = sorted(failed.items())
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def rebuild(self, progress: Progress | None = None) -> SyncReport:
+        """Drop everything derived and index the whole vault again."""
+        self._clear_all()
+        report = self.sync(progress=progress)
+        report.rebuilt_reason = report.rebuilt_reason or "full rebuild requested"
+        return report
+
+    # identity -----------------------------------------------------------------------------
+
+    def _ensure_identity(self) -> str | None:
+        store = self._store()
+        reason = getattr(store, "rebuilt_reason", None)
+        if self.catalog.matches(self.embedder.name) and reason is None:
+            return None
+        previous = self.catalog.identity()
+        self._clear_all()
+        if reason:
+            return str(reason)
+        if previous is None:
+            return None  # first run: nothing to rebuild
+        return f"index identity changed from {previous} to {self.embedder.name!r}"
+
+    def _clear_all(self) -> None:
+        store = self._store()
+        stale = list(store.note_records())
+        if stale:
+            store.apply(deletes=stale)
+        self.catalog.reset(self.embedder.name)
+
+    # snapshot -----------------------------------------------------------------------------
+
+    def _stat(
+        self, paths: Collection[str] | None
+    ) -> tuple[dict[str, FileStat], list[tuple[str, str]]]:
+        if paths is None:
+            scan = scan_vault(self.root, self.rules, max_bytes=self.settings.max_note_bytes)
+            return scan.files, scan.skipped
+        files: dict[str, FileStat] = {}
+        skipped: list[tuple[str, str]] = []
+        for path in sorted(set(paths)):
+            if self.rules.reason(path) is not None or not path.lower().endswith(".md"):
+                continue
+            full = self.root / path
+            try:
+                if full.is_symlink() or not full.is_file():
+                    continue  # gone (deleted) or not a plain note: a full scan reports it
+                st = full.stat()
+            except OSError:
+                continue
+            if st.st_size > self.settings.max_note_bytes:
+                skipped.append((path, f"larger than {self.settings.max_note_bytes} bytes"))
+                continue
+            files[path] = FileStat(mtime_ns=st.st_mtime_ns, size=st.st_size)
+        return files, skipped
+
+    def _disk_fingerprints(
+        self,
+        stats: dict[str, FileStat],
+        known: dict[str, NoteRecord],
+        parsed: dict[str, Note],
+        failed: dict[str, str],
+    ) -> dict[str, Fingerprint]:
+        disk: dict[str, Fingerprint] = {}
+        for path, st in stats.items():
+            rec = known.get(path)
+            if rec and rec.status != SKIPPED and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size):
+                disk[path] = Fingerprint(rec.body_hash, rec.file_hash)
+                continue
+            try:
+                note = read_note(self.root, path)
+            except NoteError as exc:
+                failed[path] = exc.message
+                continue
+            except OSError as exc:
+                failed[path] = f"cannot read: {exc.strerror or exc}"
+                continue
+            parsed[path] = note
+            disk[path] = Fingerprint(note.body_hash, note.file_hash)
+        return disk
+
+    # apply --------------------------------------------------------------------------------
+
+    def _apply(
+        self,
+        plan: SyncPlan,
+        parsed: dict[str, Note],
+        failed: dict[str, str],
+        known: dict[str, NoteRecord],
+        report: SyncReport,
+        progress: Progress | None,
+    ) -> None:
+        store = self._store()
+        total = len(plan.adds) + len(plan.changes)
+        done = 0
+        if progress:
+            progress(0, total)
+        for batch in self._embed_batches([*plan.adds, *plan.changes], parsed):
+            store.apply(upserts=batch)
+            self.catalog.apply(record for record, _ in batch)
+            done += len(batch)
+            report.chunks_embedded += sum(len(chunks) for _, chunks in batch)
+            if progress:
+                progress(done, total)
+        report.added, report.changed = len(plan.adds), len(plan.changes)
+        self._apply_metadata(plan, parsed, known, report)
+        self._apply_failures(failed, known)
+
+    def _apply_metadata(
+        self, plan: SyncPlan, parsed: dict[str, Note], known: dict[str, NoteRecord],
+        report: SyncReport,
+    ) -> None:
+        store = self._store()
+        moved_to = {new: old for old, new in plan.moves}
+        moves = [(old, self._record(self._note(new, parsed), known[old].chunk_count))
+                 for old, new in plan.moves]
+        metas = [
+            self._record(self._note(path, parsed), known[moved_to.get(path, path)].chunk_count)
+            for path in plan.meta_changes
+        ]
+        metas = [m for m in metas if m.path not in moved_to]  # the move carries the new record
+        if moves or metas or plan.deletes:
+            store.apply(meta_updates=metas, moves=moves, deletes=plan.deletes)
+            self.catalog.apply(
+                [*metas, *(record for _, record in moves)],
+                deletes=[*plan.deletes, *(old for old, _ in moves)],
+            )
+        report.meta_changed = len(metas)
+        report.moved = len(moves)
+        report.deleted = len(plan.deletes)
+
+    def _apply_failures(self, failed: dict[str, str], known: dict[str, NoteRecord]) -> None:
+        if not failed:
+            return
+        was_indexed = [p for p in failed if p in known and known[p].chunk_count]
+        if was_indexed:
+            self._store().apply(deletes=was_indexed)
+        self.catalog.apply(
+            _placeholder(path, FAILED, reason, self.root) for path, reason in failed.items()
+        )
+
+    def _record_skipped(
+        self,
+        skipped: list[tuple[str, str]],
+        known: dict[str, NoteRecord],
+        paths: Collection[str] | None,
+        report: SyncReport,
+    ) -> None:
+        now_skipped = dict(skipped)
+        stale = [p for p, rec in known.items() if rec.status == SKIPPED and p not in now_skipped
+                 and (paths is None or p in paths)]
+        was_indexed = [p for p in now_skipped if p in known and known[p].chunk_count]
+        if was_indexed:
+            self._store().apply(deletes=was_indexed)
+        self.catalog.apply(
+            (_placeholder(p, SKIPPED, reason, self.root) for p, reason in skipped), deletes=stale
+        )
+        report.skipped = len(skipped)
+
+    def _refresh_stat_only(
+        self, stats: dict[str, FileStat], known: dict[str, NoteRecord], plan: SyncPlan,
+        failed: dict[str, str],
+    ) -> None:
+        """A note whose mtime changed but whose bytes did not: remember the new stat."""
+        handled = {*plan.adds, *plan.changes, *plan.meta_changes, *(n for _, n in plan.moves)}
+        updates = []
+        for path, st in stats.items():
+            rec = known.get(path)
+            if rec is None or path in handled or path in failed or rec.status == SKIPPED:
+                continue
+            if (rec.mtime_ns, rec.size) != (st.mtime_ns, st.size):
+                updates.append(replace(rec, mtime_ns=st.mtime_ns, size=st.size))
+        if updates:
+            self.catalog.apply(updates)
+
+    # parsing and embedding ----------------------------------------------------------------
+
+    def _embed_batches(
+        self, paths: Sequence[str], parsed: dict[str, Note]
+    ) -> Iterator[list[tuple[NoteRecord, list[ChunkRecord]]]]:
+        pending: list[tuple[Note, list[Chunk]]] = []
+        pending_chunks = 0
+        for path in paths:
+            note = self._note(path, parsed)
+            chunks = self._chunks(note)
+            pending.append((note, chunks))
+            pending_chunks += len(chunks)
+            if pending_chunks >= self.settings.batch_chunks:
+                yield self._embed(pending)
+                pending, pending_chunks = [], 0
+        if pending:
+            yield self._embed(pending)
+
+    def _chunks(self, note: Note) -> list[Chunk]:
+        chunks = chunk_markdown(
+            note.body, max_chars=self.settings.chunk_max_chars,
+            min_chars=self.settings.chunk_min_chars,
+        )
+        return chunks or [Chunk(index=0, heading="", text=note.title)]
+
+    def _embed(
+        self, pending: list[tuple[Note, list[Chunk]]]
+    ) -> list[tuple[NoteRecord, list[ChunkRecord]]]:
+        texts = [embedding_text(note.title, chunk) for note, chunks in pending for chunk in chunks]
+        vectors = self.embedder.embed(texts)
+        out: list[tuple[NoteRecord, list[ChunkRecord]]] = []
+        row = 0
+        for note, chunks in pending:
+            records = []
+            for chunk in chunks:
+                records.append(ChunkRecord(
+                    chunk_id=f"{note.path}#{chunk.index}", path=note.path, index=chunk.index,
+                    heading=chunk.heading, text=chunk.text, vector=vectors[row],
+                ))
+                row += 1
+            out.append((self._record(note, len(records)), records))
+        return out
+
+    def _note(self, path: str, parsed: dict[str, Note]) -> Note:
+        note = parsed.get(path)
+        if note is None:
+            note = read_note(self.root, path)
+            parsed[path] = note
+        return note
+
+    def _record(self, note: Note, chunk_count: int) -> NoteRecord:
+        note_id = ""
+        if is_memory(note.fields):
+            note_id = str(note.fields.get("stm_id", "")).strip()
+        reason = ""
+        if note.frontmatter_error:
+            reason = f"frontmatter does not parse, body indexed only: {note.frontmatter_error}"
+        elif note.warnings:
+            reason = "; ".join(note.warnings)
+        return NoteRecord(
+            path=note.path, file_hash=note.file_hash, body_hash=note.body_hash,
+            title=note.title, tags=tuple(note.tags), aliases=tuple(note.aliases),
+            links=tuple(link.target for link in note.links), note_id=note_id,
+            status=INDEXED, reason=reason, mtime_ns=note.mtime_ns, size=note.size,
+            chunk_count=chunk_count,
+        )
+
+
+def _placeholder(path: str, status: str, reason: str, root: Path) -> NoteRecord:
+    try:
+        st = (root / path).lstat()
+        mtime_ns, size = st.st_mtime_ns, st.st_size
+    except OSError:
+        mtime_ns, size = 0, 0
+    return NoteRecord(
+        path=path, file_hash="", body_hash="", title=Path(path).stem, tags=(), aliases=(),
+        links=(), note_id="", status=status, reason=reason, mtime_ns=mtime_ns, size=size,
+        chunk_count=0,
+    )

@@ -1,0 +1,136 @@
+"""Memory notes on disk: find them, read their state, write their state back surgically.
+
+The note's frontmatter is the source of truth. `MemoryStore.write_state` is the one place a
+memory's `stm_*` keys are written; the daemon swaps in a journalled, coalescing writer.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from vaultmem.core.memory import (
+    STM_KEYS,
+    MemoryState,
+    is_memory,
+    state_from_fields,
+    state_to_fields,
+)
+from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
+from vaultmem.index.catalog import Catalog
+from vaultmem.vault.ignore import IgnoreRules
+from vaultmem.vault.notes import Note, read_note
+from vaultmem.vault.paths import resolve_in_vault
+from vaultmem.vault.scan import scan_vault
+from vaultmem.vault.writes import edit_stm
+
+
+@dataclass(frozen=True)
+class MemoryNote:
+    path: str
+    note: Note
+    state: MemoryState
+
+
+StmValue = str | int | float | bool | None
+
+
+def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue]:
+    """The stm_* lines to set (changed values) and remove (keys no longer present)."""
+    new_fields = state_to_fields(new)
+    old_fields = state_to_fields(old) if old is not None else {}
+    updates: dict[str, StmValue] = {
+        k: v for k, v in new_fields.items() if old_fields.get(k) != v
+    }
+    updates.update({k: None for k in STM_KEYS if k in old_fields and k not in new_fields})
+    return updates
+
+
+class MemoryStore:
+    def __init__(self, root: Path, rules: IgnoreRules, catalog: Catalog) -> None:
+        self.root = root
+        self.rules = rules
+        self.catalog = catalog
+        # one lock for every read-modify-write of memory state: no lost increments
+        self.lock = threading.RLock()
+
+    # finding ------------------------------------------------------------------------------
+
+    def resolve(self, ref: str) -> str:
+        """A memory id, or a vault-relative / absolute note path → vault-relative path."""
+        ref = ref.strip()
+        if not ref:
+            raise InvalidInput("give a memory id or a note path")
+        record = self.catalog.find_by_note_id(ref)
+        if record is not None and (self.root / record.path).is_file():
+            return record.path
+        if _looks_like_path(ref):
+            path, _ = resolve_in_vault(self.root, ref)
+            return path
+        for memory in self.iter_memories():
+            if memory.state.id == ref:
+                return memory.path
+        raise NotFound(f"no memory with id {ref!r} in this vault")
+
+    def load(self, ref: str) -> MemoryNote:
+        path = self.resolve(ref)
+        note = self._read(path)
+        if note.frontmatter_error:
+            raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
+        if not is_memory(note.fields):
+            raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
+        return MemoryNote(path, note, self._state(note))
+
+    def iter_memories(self) -> Iterator[MemoryNote]:
+        """Every memory in the vault: catalogued ones plus notes changed since the last sync."""
+        records = self.catalog.records()
+        scan = scan_vault(self.root, self.rules)
+        for path, st in sorted(scan.files.items()):
+            rec = records.get(path)
+            unchanged = rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size)
+            if unchanged and rec is not None and not rec.note_id:
+                continue  # a regular note that has not changed
+            memory = self.try_load(path)
+            if memory is not None:
+                yield memory
+
+    def try_load(self, path: str) -> MemoryNote | None:
+        try:
+            note = self._read(path)
+        except (NoteError, OSError):
+            return None
+        if note.frontmatter_error or not is_memory(note.fields):
+            return None
+        try:
+            return MemoryNote(path, note, self._state(note))
+        except InvalidInput:
+            return None
+
+    # writing ------------------------------------------------------------------------------
+
+    def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
+        """Write changed stm_* keys now, guarded against a concurrent edit of the note."""
+        updates = stm_updates(memory.state, new)
+        if updates:
+            edit_stm(self.root / memory.path, updates, expected_hash=memory.note.file_hash)
+        return self.load(memory.path)
+
+    # plumbing -----------------------------------------------------------------------------
+
+    def _read(self, path: str) -> Note:
+        try:
+            return read_note(self.root, path)
+        except FileNotFoundError as exc:
+            raise NotFound(f"note {path!r} does not exist") from exc
+
+    def _state(self, note: Note) -> MemoryState:
+        try:
+            return state_from_fields(note.fields, tags=note.tags)
+        except ValueError as exc:
+            raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
+
+
+def _looks_like_path(ref: str) -> bool:
+    return "/" in ref or "\\" in ref or ref.lower().endswith(".md")

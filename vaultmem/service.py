@@ -1,0 +1,318 @@
+"""The use cases: short orchestrations of core + vault + index, shared by every interface.
+
+Every method takes an explicit `now`; the edges (CLI, server, scheduler) read the clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Protocol
+
+from vaultmem.core.decay import DecayParams, score
+from vaultmem.core.decisions import Policy, decide
+from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES, MemoryState
+from vaultmem.core.ranking import (
+    ChunkHit,
+    aggregate_by_note,
+    blend_review,
+    fuse,
+    rerank,
+    text_weight_for,
+)
+from vaultmem.core.reinforce import ReinforceParams, observe, review_priority, touch
+from vaultmem.errors import InvalidInput, NotFound
+from vaultmem.index.base import Embedder
+from vaultmem.index.catalog import Catalog
+from vaultmem.indexer import Indexer, Progress, SyncReport
+from vaultmem.memories import MemoryNote, MemoryStore
+from vaultmem.protocol import JSON, SearchHit, coverage_json, memory_json, search_json
+from vaultmem.vault.ignore import IgnoreRules
+
+REVIEW_RELEVANCE_FLOOR = 0.3
+
+
+class SearchIndex(Protocol):
+    def vector_search(
+        self, vector: Any, k: int, *, paths: Collection[str] | None = None
+    ) -> list[ChunkHit]: ...
+    def text_search(
+        self, query: str, k: int, *, paths: Collection[str] | None = None
+    ) -> list[ChunkHit]: ...
+    def related(self, path: str, k: int) -> list[tuple[str, float]]: ...
+
+
+@dataclass(frozen=True)
+class EngineParams:
+    vault_name: str
+    decay: DecayParams = field(default_factory=DecayParams)
+    policy: Policy = field(default_factory=Policy)
+    reinforce: ReinforceParams = field(default_factory=ReinforceParams)
+    top_k: int = 10
+    review_fraction: float = 0.3
+    related_links: int = 5
+    memory_folder: str = "memories"
+    promoted_folder: str = "STM"
+    archive_folder: str = "memories/archive"
+    cluster_threshold: float = 0.83
+    cluster_max_size: int = 12
+    merge_cohesion: float = 0.9
+    review_cohesion: float = 0.75
+    near_duplicate_cosine: float = 0.95
+    min_content_chars: int = 12
+    max_content_chars: int = 20_000
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    tags_any: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    type: str | None = None
+    statuses: tuple[str, ...] = (ACTIVE, PROMOTED)
+    folder: str | None = None
+    window_days: float | None = None
+    include_regular: bool = True
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.statuses if s not in STATUSES]
+        if bad:
+            raise InvalidInput(f"unknown status {bad[0]!r}: use one of {', '.join(STATUSES)}")
+        if self.window_days is not None and self.window_days <= 0:
+            raise InvalidInput("window_days must be positive")
+
+    @property
+    def narrows(self) -> bool:
+        return bool(self.tags_any or self.tags_all or self.type or self.folder
+                     or self.window_days or not self.include_regular
+                     or set(self.statuses) != {ACTIVE, PROMOTED})
+
+
+class Engine:
+    def __init__(
+        self,
+        *,
+        root: Path,
+        rules: IgnoreRules,
+        catalog: Catalog,
+        memories: MemoryStore,
+        indexer: Indexer,
+        index: Callable[[], SearchIndex],
+        embedder: Embedder,
+        params: EngineParams,
+    ) -> None:
+        self.root = root
+        self.rules = rules
+        self.catalog = catalog
+        self.memories = memories
+        self.indexer = indexer
+        self._index = index
+        self.embedder = embedder
+        self.params = params
+
+    # indexing -----------------------------------------------------------------------------
+
+    def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+        return self.indexer.rebuild(progress) if full else self.indexer.sync(progress=progress)
+
+    def sync_paths(self, paths: Collection[str]) -> SyncReport:
+        return self.indexer.sync(paths=paths)
+
+    # reading ------------------------------------------------------------------------------
+
+    def view(self, memory: MemoryNote, now: datetime) -> JSON:
+        value = score(memory.state, now, self.params.decay)
+        return memory_json(
+            path=memory.path, title=memory.note.title, state=memory.state, score=value,
+            decision=decide(memory.state, now, self.params.decay, self.params.policy),
+            review_priority=review_priority(value, self.params.reinforce),
+            vault_name=self.params.vault_name,
+        )
+
+    def get(self, ref: str, now: datetime) -> JSON:
+        return self.view(self.memories.load(ref), now)
+
+    def review(self, now: datetime, *, limit: int = 20) -> JSON:
+        items = []
+        for memory in self.memories.iter_memories():
+            if memory.state.status != ACTIVE:
+                continue
+            view = self.view(memory, now)
+            if view["review_priority"] > 0:
+                items.append(view)
+        items.sort(key=lambda v: (-v["review_priority"], v["path"]))
+        return {"items": items[:limit], "total": len(items)}
+
+    def related(self, ref: str, *, k: int = 5) -> JSON:
+        path = self._note_path(ref)
+        records = self.catalog.records()
+        neighbours = self._index().related(path, k)
+        return {
+            "path": path,
+            "related": [
+                {"path": p, "title": records[p].title if p in records else Path(p).stem,
+                 "similarity": round(sim, 6)}
+                for p, sim in neighbours
+            ],
+        }
+
+    def status(self, now: datetime, *, per_file: bool = False) -> JSON:
+        records = self.catalog.records()
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        decisions: dict[str, int] = {"keep": 0, "forget": 0, "promote": 0}
+        for memory in self.memories.iter_memories():
+            by_status[memory.state.status] = by_status.get(memory.state.status, 0) + 1
+            kind = memory.state.type or "untyped"
+            by_type[kind] = by_type.get(kind, 0) + 1
+            if memory.state.status == ACTIVE:
+                action = decide(memory.state, now, self.params.decay, self.params.policy).action
+                decisions[action] += 1
+        coverage = coverage_json(records, self.rules.problems)
+        if per_file:
+            coverage["files"] = [
+                {"path": r.path, "status": r.status, "reason": r.reason, "chunks": r.chunk_count}
+                for r in sorted(records.values(), key=lambda r: r.path)
+            ]
+        return {
+            "vault": str(self.root),
+            "notes": len(records),
+            "memories": {"total": sum(by_status.values()), "by_status": by_status,
+                         "by_type": by_type, "decisions": decisions},
+            "coverage": coverage,
+            "embedder": self.embedder.name,
+        }
+
+    # reinforcement ------------------------------------------------------------------------
+
+    def touch(self, ref: str, now: datetime, *, boost: bool = False) -> JSON:
+        with self.memories.lock:
+            memory = self.memories.load(ref)
+            new = touch(memory.state, now, self.params.reinforce, boost=boost)
+            return self.view(self.memories.write_state(memory, new), now)
+
+    def observe(self, refs: Sequence[str], context_tags: Sequence[str], now: datetime) -> JSON:
+        if not refs:
+            raise InvalidInput("give at least one memory id to observe")
+        results = []
+        with self.memories.lock:
+            loaded = [self.memories.load(ref) for ref in refs]  # all-or-nothing on bad ids
+            for memory in loaded:
+                new, cross = observe(memory.state, now, context_tags, self.params.reinforce)
+                view = self.view(self.memories.write_state(memory, new), now)
+                view["cross_domain"] = cross
+                results.append(view)
+        return {"observed": results}
+
+    # search -------------------------------------------------------------------------------
+
+    def search(
+        self, query: str, now: datetime, *, top_k: int | None = None,
+        filters: SearchFilters = SearchFilters(), include_review: bool = True,
+    ) -> JSON:
+        query = query.strip()
+        if not query:
+            raise InvalidInput("the search query is empty")
+        top_k = top_k or self.params.top_k
+        if not 1 <= top_k <= 200:
+            raise InvalidInput("top_k must be between 1 and 200")
+        records = self.catalog.records()
+        memories = {m.path: m for m in self._memories_for_search(filters)}
+        allowed = self._allowed_paths(filters, records, memories, now) if filters.narrows else None
+        if allowed is not None and not allowed:
+            return search_json([], query=query, vault_name=self.params.vault_name)
+        pool = max(50, top_k * 5)
+        index = self._index()
+        vector_hits = index.vector_search(self.embedder.embed_query(query), pool, paths=allowed)
+        text_hits = index.text_search(query, pool, paths=allowed)
+        matches = aggregate_by_note(
+            fuse(vector_hits, text_hits, text_weight=text_weight_for(query)),
+            vector_hits=vector_hits, query=query,
+        )
+        matches = [m for m in matches if self._visible(m.path, filters, memories)]
+        scores = {p: score(m.state, now, self.params.decay) for p, m in memories.items()}
+        matched = {m.path for m in matches}
+        ranked = rerank(matches, {p: s for p, s in scores.items() if p in matched})
+        # review items must be relevant too: at least a fraction of the best match's relevance
+        floor = REVIEW_RELEVANCE_FLOOR * max((r.relevance for r in ranked), default=0.0)
+        relevant = {r.path for r in ranked if r.relevance >= floor}
+        priorities = {p: review_priority(s, self.params.reinforce) for p, s in scores.items()
+                      if memories[p].state.status == ACTIVE and p in relevant}
+        fraction = self.params.review_fraction if include_review else 0.0
+        blended = blend_review(ranked, priorities, top_k, fraction=fraction)
+        hits = [self._hit(r, records, memories) for r in blended]
+        return search_json(hits, query=query, vault_name=self.params.vault_name)
+
+    def _memories_for_search(self, filters: SearchFilters) -> list[MemoryNote]:
+        return list(self.memories.iter_memories())
+
+    def _visible(self, path: str, filters: SearchFilters, memories: dict[str, MemoryNote]) -> bool:
+        memory = memories.get(path)
+        if memory is None:
+            return filters.include_regular and not filters.type
+        return memory.state.status in filters.statuses
+
+    def _allowed_paths(
+        self, filters: SearchFilters, records: dict[str, Any],
+        memories: dict[str, MemoryNote], now: datetime,
+    ) -> set[str]:
+        allowed = set()
+        since = now - timedelta(days=filters.window_days) if filters.window_days else None
+        want_any = {t.lower().lstrip("#") for t in filters.tags_any}
+        want_all = {t.lower().lstrip("#") for t in filters.tags_all}
+        folder = (filters.folder or "").strip("/")
+        for path, record in records.items():
+            if record.status != "indexed":
+                continue
+            if folder and not (path == folder or path.startswith(folder + "/")):
+                continue
+            tags = {t.lower() for t in record.tags}
+            memory = memories.get(path)
+            if memory is not None:
+                tags |= {t.lower() for t in memory.state.tags}
+            if want_any and not _tag_match(want_any, tags):
+                continue
+            if want_all and not all(_tag_match({t}, tags) for t in want_all):
+                continue
+            if memory is None:
+                if filters.type or not filters.include_regular:
+                    continue
+                if since and record.mtime_ns < since.timestamp() * 1e9:
+                    continue
+            else:
+                if filters.type and memory.state.type != filters.type:
+                    continue
+                if since and memory.state.last_used < since:
+                    continue
+            allowed.add(path)
+        return allowed
+
+    def _hit(
+        self, ranked: Any, records: dict[str, Any], memories: dict[str, MemoryNote]
+    ) -> SearchHit:
+        memory = memories.get(ranked.path)
+        record = records.get(ranked.path)
+        title = memory.note.title if memory else (record.title if record else ranked.path)
+        tags = memory.state.tags if memory else (record.tags if record else ())
+        return SearchHit(
+            path=ranked.path, title=title, snippet=ranked.snippet,
+            relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
+            review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
+        )
+
+    # helpers ------------------------------------------------------------------------------
+
+    def _note_path(self, ref: str) -> str:
+        try:
+            return self.memories.resolve(ref)
+        except NotFound:
+            raise NotFound(f"no note or memory {ref!r} in this vault") from None
+
+    def memory_state(self, ref: str) -> MemoryState:
+        return self.memories.load(ref).state
+
+
+def _tag_match(wanted: set[str], tags: set[str]) -> bool:
+    """Obsidian's nested tags: asking for `project` also matches `project/web`."""
+    return any(t == w or t.startswith(w + "/") for w in wanted for t in tags)

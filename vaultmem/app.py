@@ -18,6 +18,7 @@ from vaultmem.core.reinforce import ReinforceParams
 from vaultmem.index.base import Embedder
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import make_embedder
+from vaultmem.index.identity import identity_problem, index_exists
 from vaultmem.indexer import Indexer, IndexerSettings
 from vaultmem.lifecycle import Lifecycle
 from vaultmem.memories import MemoryStore
@@ -51,6 +52,15 @@ class LazyIndex:
     @property
     def is_open(self) -> bool:
         return self._index is not None
+
+    def exists(self) -> bool:
+        return self._index is not None or index_exists(self.path)
+
+    def identity_problem(self) -> str | None:
+        """Why the stored index must be rebuilt; checked without importing LanceDB."""
+        if self._index is not None:
+            return self._index.rebuilt_reason
+        return identity_problem(self.path, self.embedder_name)
 
     def close(self) -> None:
         with self._lock:

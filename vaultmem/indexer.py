@@ -42,6 +42,16 @@ class ChunkStore(Protocol):
     def note_records(self) -> dict[str, NoteRecord]: ...
 
 
+class StoreHandle(Protocol):
+    """Opens the chunk store on demand; reports an identity problem without opening it."""
+
+    def __call__(self) -> ChunkStore: ...
+
+    def identity_problem(self) -> str | None: ...
+
+    def exists(self) -> bool: ...
+
+
 @dataclass
 class SyncReport:
     added: int = 0
@@ -75,7 +85,7 @@ class Indexer:
         root: Path,
         rules: IgnoreRules,
         catalog: Catalog,
-        store: Callable[[], ChunkStore],
+        store: StoreHandle,
         embedder: Embedder,
         settings: IndexerSettings = IndexerSettings(),
     ) -> None:
@@ -123,8 +133,9 @@ class Indexer:
     # identity -----------------------------------------------------------------------------
 
     def _ensure_identity(self) -> str | None:
-        store = self._store()
-        reason = getattr(store, "rebuilt_reason", None)
+        reason = self._store.identity_problem()
+        if reason is None and self.catalog.chunk_total() > 0 and not self._store.exists():
+            reason = "the chunk index was missing"
         if self.catalog.matches(self.embedder.name) and reason is None:
             return None
         previous = self.catalog.identity()
@@ -204,13 +215,12 @@ class Indexer:
         report: SyncReport,
         progress: Progress | None,
     ) -> None:
-        store = self._store()
         total = len(plan.adds) + len(plan.changes)
         done = 0
         if progress:
             progress(0, total)
         for batch in self._embed_batches([*plan.adds, *plan.changes], parsed):
-            store.apply(upserts=batch)
+            self._store().apply(upserts=batch)
             self.catalog.apply(record for record, _ in batch)
             done += len(batch)
             report.chunks_embedded += sum(len(chunks) for _, chunks in batch)
@@ -224,7 +234,6 @@ class Indexer:
         self, plan: SyncPlan, parsed: dict[str, Note], known: dict[str, NoteRecord],
         report: SyncReport,
     ) -> None:
-        store = self._store()
         moved_to = {new: old for old, new in plan.moves}
         moves = [(old, self._record(self._note(new, parsed), known[old].chunk_count))
                  for old, new in plan.moves]
@@ -234,7 +243,7 @@ class Indexer:
         ]
         metas = [m for m in metas if m.path not in moved_to]  # the move carries the new record
         if moves or metas or plan.deletes:
-            store.apply(meta_updates=metas, moves=moves, deletes=plan.deletes)
+            self._store().apply(meta_updates=metas, moves=moves, deletes=plan.deletes)
             self.catalog.apply(
                 [*metas, *(record for _, record in moves)],
                 deletes=[*plan.deletes, *(old for old, _ in moves)],

@@ -28,9 +28,9 @@ from vaultmem.errors import IndexError_
 from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
+from vaultmem.index.identity import META_FILE, identity_problem
 from vaultmem.index.vectors import VectorMatrix
 
-META_FILE = "vaultmem-index.json"
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
 _TITLE_BOOST = 0.5
@@ -87,19 +87,7 @@ class LanceIndex:
 
     def _meta_problem(self) -> str | None:
         """Why the stored index must be rebuilt, or None if it is usable (or new)."""
-        meta_path = self.path / META_FILE
-        if not meta_path.exists():
-            return "index metadata was missing" if self._table_dirs() else None
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            version, name = int(meta["schema_version"]), str(meta["embedder_name"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return "index metadata was unreadable"
-        if version != SCHEMA_VERSION:
-            return f"index schema changed from v{version} to v{SCHEMA_VERSION}"
-        if name != self.embedder_name:
-            return f"embedding model changed from {name} to {self.embedder_name}"
-        return None
+        return identity_problem(self.path, self.embedder_name)
 
     def _table_dirs(self) -> list[Path]:
         return [

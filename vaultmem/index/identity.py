@@ -1,0 +1,33 @@
+"""What the stored chunk index was built with, readable without importing LanceDB."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vaultmem.index.base import SCHEMA_VERSION
+
+META_FILE = "vaultmem-index.json"
+TABLE_DIRS = ("notes.lance", "chunks.lance")
+
+
+def identity_problem(path: Path, embedder_name: str) -> str | None:
+    """Why the index at `path` must be rebuilt, or None if it is usable (or not created yet)."""
+    meta_path = path / META_FILE
+    if not meta_path.exists():
+        has_tables = any((path / name).exists() for name in TABLE_DIRS)
+        return "index metadata was missing" if has_tables else None
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        version, name = int(meta["schema_version"]), str(meta["embedder_name"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "index metadata was unreadable"
+    if version != SCHEMA_VERSION:
+        return f"index schema changed from v{version} to v{SCHEMA_VERSION}"
+    if name != embedder_name:
+        return f"embedding model changed from {name} to {embedder_name}"
+    return None
+
+
+def index_exists(path: Path) -> bool:
+    return (path / META_FILE).exists()

@@ -14,6 +14,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vaultmem.errors import FrontmatterError
 from vaultmem.vault.frontmatter import parse, splice_stm
 
 REFERENCE = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -22,7 +23,10 @@ DATE_KEYS = ("stm_created", "stm_last_used", "stm_promoted_at")
 
 def shift_note(path: Path, delta: object) -> bool:
     text = path.read_bytes().decode("utf-8")
-    fields, _, block = parse(text)
+    try:
+        fields, _, block = parse(text)
+    except FrontmatterError:
+        return False  # malformed notes are left alone (templates with {{date}} placeholders)
     if block is None or "stm_id" not in fields:
         return False
     updates: dict[str, str | int | float | bool | None] = {}

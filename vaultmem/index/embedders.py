@@ -179,7 +179,10 @@ def _load_model_uncached(model: str | None, device: str, threads: int) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         import torch
+        import transformers
         from sentence_transformers import SentenceTransformer
+
+        transformers.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
         torch.set_num_threads(max(1, threads))
         return SentenceTransformer(_model_source(model), device=device)

@@ -23,6 +23,7 @@ from vaultmem.indexer import Indexer, IndexerSettings
 from vaultmem.lifecycle import Lifecycle
 from vaultmem.memories import MemoryStore
 from vaultmem.service import Engine, EngineParams
+from vaultmem.usage import JournaledMemoryStore, UsageJournal
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:
@@ -122,7 +123,10 @@ def engine_params(settings: Settings, vault_name: str) -> EngineParams:
     )
 
 
-def build_app(settings: Settings, *, embedder: Embedder | None = None) -> App:
+def build_app(
+    settings: Settings, *, embedder: Embedder | None = None, journal: UsageJournal | None = None
+) -> App:
+    """Wire the engine. With a usage journal (the daemon), memory writes are journalled."""
     root = settings.require_vault().resolve()
     data_dir = settings.vault_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -137,7 +141,10 @@ def build_app(settings: Settings, *, embedder: Embedder | None = None) -> App:
             max_note_bytes=settings.max_note_bytes,
         ),
     )
-    memories = MemoryStore(root, rules, catalog)
+    memories: MemoryStore = (
+        MemoryStore(root, rules, catalog) if journal is None
+        else JournaledMemoryStore(root, rules, catalog, journal)
+    )
     engine = Engine(
         root=root, rules=rules, catalog=catalog, memories=memories, indexer=indexer,
         index=index, embedder=embedder, params=engine_params(settings, root.name),

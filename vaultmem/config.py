@@ -258,8 +258,8 @@ def _validate(s: Settings) -> None:
             "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold")
     problems += [f"{name} must be between 0 and 1" for name in unit
                  if not 0.0 <= getattr(s, name) <= 1.0]
-    if not 0 < s.port < 65536:
-        problems.append("port must be between 1 and 65535")
+    if not 0 <= s.port < 65536:
+        problems.append("port must be between 0 (any free port) and 65535")
     if s.review_band_low >= s.review_band_high:
         problems.append("review_band_low must be below review_band_high")
     if problems:

@@ -28,7 +28,7 @@ from vaultmem.core.memory import (
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import touch
 from vaultmem.errors import InvalidInput, Refused
-from vaultmem.memories import MemoryNote, stm_updates
+from vaultmem.memories import MemoryNote
 from vaultmem.protocol import JSON
 from vaultmem.service import Engine
 from vaultmem.vault.frontmatter import splice_stm
@@ -171,7 +171,7 @@ class Lifecycle:
 
     def _archive(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON:
         new = _with(memory.state, status=ARCHIVED)
-        self.engine.memories.write_state(memory, new)
+        self.engine.memories.write_state_now(memory, new)
         target = self._move(memory.path, self.params.archive_folder)
         return {"id": memory.state.id, "from": memory.path, "to": target,
                 "reason": decision.reason}
@@ -186,10 +186,11 @@ class Lifecycle:
                 memory = self.engine.memories.load(memory.path)
                 raw = full.read_bytes()
             text = raw.decode("utf-8")
-            text = splice_stm(text, stm_updates(memory.state, new))
+            text = splice_stm(text, self.engine.memories.file_updates(memory, new))
             if links:
                 text = set_related_section(text, links)
             guarded_write(full, text.encode("utf-8"), sha256_bytes(raw))
+            self.engine.memories.written(memory.state.id)
         target = self._move(memory.path, self.params.promoted_folder)
         return {"id": memory.state.id, "from": memory.path, "to": target,
                 "reason": decision.reason, "links": links}
@@ -213,6 +214,11 @@ class Lifecycle:
             title = records[target].title if target in records else PurePosixPath(target).stem
             links.append(wikilink(target, all_paths, alias=title))
         return links
+
+    def move_to_archive(self, path: str) -> str:
+        """Move a note whose state already says archived into the archive folder (never
+        overwriting; the index follows). Returns its new vault-relative path."""
+        return self._move(path, self.params.archive_folder)
 
     def _move(self, path: str, folder: str) -> str:
         name = PurePosixPath(path).name

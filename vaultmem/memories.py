@@ -111,11 +111,22 @@ class MemoryStore:
     # writing ------------------------------------------------------------------------------
 
     def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
+        """Record a new state. Here: written to the note at once (the daemon journals it)."""
+        return self.write_state_now(memory, new)
+
+    def write_state_now(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         """Write changed stm_* keys now, guarded against a concurrent edit of the note."""
-        updates = stm_updates(memory.state, new)
+        updates = self.file_updates(memory, new)
         if updates:
             edit_stm(self.root / memory.path, updates, expected_hash=memory.note.file_hash)
         return self.load(memory.path)
+
+    def written(self, memory_id: str) -> None:
+        """The note now holds this memory's latest state (nothing pending here)."""
+
+    def file_updates(self, memory: MemoryNote, new: MemoryState) -> dict[str, StmValue]:
+        """The stm_* edits that take the note's file (not any pending overlay) to `new`."""
+        return stm_updates(self._state(memory.note), new)
 
     # plumbing -----------------------------------------------------------------------------
 

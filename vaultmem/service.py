@@ -5,6 +5,7 @@ Every method takes an explicit `now`; the edges (CLI, server, scheduler) read th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -110,14 +111,19 @@ class Engine:
         self._index = index
         self.embedder = embedder
         self.params = params
+        self._sync_lock = threading.RLock()  # one index writer at a time
 
     # indexing -----------------------------------------------------------------------------
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        return self.indexer.rebuild(progress) if full else self.indexer.sync(progress=progress)
+        with self._sync_lock:
+            if full:
+                return self.indexer.rebuild(progress)
+            return self.indexer.sync(progress=progress)
 
     def sync_paths(self, paths: Collection[str]) -> SyncReport:
-        return self.indexer.sync(paths=paths)
+        with self._sync_lock:
+            return self.indexer.sync(paths=paths)
 
     # reading ------------------------------------------------------------------------------
 

@@ -1,0 +1,215 @@
+"""Usage writes in the daemon: durable at once, visible at once, written to notes coalesced.
+
+A touch or observe computes the new state under the store's lock and records it in a SQLite
+journal (WAL, synchronous=FULL) before the call returns, so it survives kill -9. Reads overlay
+the journal on the note's own frontmatter, so the next search sees the new state. A flush
+(scheduled) splices the pending state into each note with a guarded write; many touches of
+one note between flushes become one file write. A note edited by the user meanwhile is simply
+re-read: the splice only touches stm_* lines, so the user's edit stays and the usage lands.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
+from vaultmem.errors import ConcurrentEdit, NoteError, NotFound, VaultmemError
+from vaultmem.index.catalog import Catalog
+from vaultmem.memories import MemoryNote, MemoryStore
+from vaultmem.vault.ignore import IgnoreRules
+from vaultmem.vault.writes import edit_stm
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pending (
+    memory_id TEXT PRIMARY KEY, path TEXT NOT NULL, fields TEXT NOT NULL,
+    version INTEGER NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class Pending:
+    memory_id: str
+    path: str
+    fields: dict[str, Any]
+    version: int
+
+
+class UsageJournal:
+    """Pending memory states, one row per memory, durable on return."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def put(self, memory_id: str, path: str, fields: dict[str, Any]) -> int:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT version FROM pending WHERE memory_id = ?", (memory_id,)
+            ).fetchone()
+            version = (row[0] if row else 0) + 1
+            self._db.execute(
+                "INSERT OR REPLACE INTO pending(memory_id, path, fields, version) "
+                "VALUES (?, ?, ?, ?)",
+                (memory_id, path, json.dumps(fields), version),
+            )
+            return version
+
+    def get(self, memory_id: str) -> Pending | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT memory_id, path, fields, version FROM pending WHERE memory_id = ?",
+                (memory_id,),
+            ).fetchone()
+        return _pending(row) if row else None
+
+    def all(self) -> list[Pending]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT memory_id, path, fields, version FROM pending ORDER BY memory_id"
+            ).fetchall()
+        return [_pending(row) for row in rows]
+
+    def clear(self, memory_id: str, version: int | None = None) -> None:
+        """Drop a pending state (only the given version: a newer touch stays pending)."""
+        with self._lock:
+            if version is None:
+                self._db.execute("DELETE FROM pending WHERE memory_id = ?", (memory_id,))
+            else:
+                self._db.execute(
+                    "DELETE FROM pending WHERE memory_id = ? AND version = ?",
+                    (memory_id, version),
+                )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM pending").fetchone()[0])
+
+
+def _pending(row: tuple[Any, ...]) -> Pending:
+    return Pending(row[0], row[1], json.loads(row[2]), int(row[3]))
+
+
+@dataclass
+class FlushReport:
+    written: list[str]
+    retry: list[tuple[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"written": self.written, "retry": [list(r) for r in self.retry]}
+
+
+class JournaledMemoryStore(MemoryStore):
+    """The daemon's memory store: journalled writes, overlay reads, cached parsing."""
+
+    def __init__(
+        self, root: Path, rules: IgnoreRules, catalog: Catalog, journal: UsageJournal
+    ) -> None:
+        super().__init__(root, rules, catalog)
+        self.journal = journal
+        self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
+
+    # reads: the note's state with any pending state laid over it ---------------------------
+
+    def load(self, ref: str) -> MemoryNote:
+        return self._overlay(super().load(ref))
+
+    def try_load(self, path: str) -> MemoryNote | None:
+        memory = self._cached(path)
+        return self._overlay(memory) if memory is not None else None
+
+    def iter_memories(self) -> Iterator[MemoryNote]:
+        """In the daemon the watcher keeps the catalog current: list memories from it."""
+        for path in sorted(set(self.catalog.memory_paths().values())):
+            memory = self.try_load(path)
+            if memory is not None:
+                yield memory
+
+    def _cached(self, path: str) -> MemoryNote | None:
+        try:
+            st = (self.root / path).stat()
+        except OSError:
+            self._cache.pop(path, None)
+            return None
+        key = (st.st_mtime_ns, st.st_size)
+        hit = self._cache.get(path)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        memory = super().try_load(path)
+        self._cache[path] = (key, memory)
+        return memory
+
+    def _overlay(self, memory: MemoryNote) -> MemoryNote:
+        pending = self.journal.get(memory.state.id)
+        if pending is None:
+            return memory
+        state = state_from_fields(pending.fields, tags=memory.note.tags)
+        return MemoryNote(memory.path, memory.note, state)
+
+    # writes -------------------------------------------------------------------------------
+
+    def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
+        with self.lock:
+            self.journal.put(new.id, memory.path, state_to_fields(new))
+        return MemoryNote(memory.path, memory.note, new)
+
+    def write_state_now(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
+        with self.lock:
+            written = super().write_state_now(memory, new)
+            self.journal.clear(new.id)
+            return written
+
+    def written(self, memory_id: str) -> None:
+        self.journal.clear(memory_id)
+
+    def flush(self) -> FlushReport:
+        """Write every pending state into its note (guarded); failures stay pending."""
+        report = FlushReport(written=[], retry=[])
+        for pending in self.journal.all():
+            try:
+                path = self._flush_one(pending)
+            except (ConcurrentEdit, NoteError, NotFound, OSError) as exc:
+                message = exc.message if isinstance(exc, VaultmemError) else str(exc)
+                report.retry.append((pending.path, message))
+                continue
+            if path is not None:
+                report.written.append(path)
+        return report
+
+    def _flush_one(self, pending: Pending) -> str | None:
+        with self.lock:
+            memory = self._file_memory(pending)
+            if memory is None:
+                self.journal.clear(pending.memory_id, pending.version)  # memory gone
+                return None
+            new = state_from_fields(pending.fields, tags=memory.note.tags)
+            updates = self.file_updates(memory, new)
+            if updates:
+                edit_stm(self.root / memory.path, updates, expected_hash=memory.note.file_hash)
+            self.journal.clear(pending.memory_id, pending.version)
+            return memory.path if updates else None
+
+    def _file_memory(self, pending: Pending) -> MemoryNote | None:
+        """The memory as its file holds it, found at its recorded path or by id."""
+        memory = MemoryStore.try_load(self, pending.path)
+        if memory is not None and memory.state.id == pending.memory_id:
+            return memory
+        try:
+            path = self.resolve(pending.memory_id)
+        except NotFound:
+            return None
+        return MemoryStore.try_load(self, path)

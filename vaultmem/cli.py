@@ -317,5 +317,36 @@ def status(ctx: Context, files: bool) -> None:
     ctx.emit(data, show_status)
 
 
+@cli.command()
+@common
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]))
+def run(ctx: Context, log_level: str) -> None:
+    """Run the daemon in the foreground (what the service units run)."""
+    import logging
+
+    from vaultmem.daemon import Daemon
+
+    logging.basicConfig(level=log_level.upper(),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    daemon = Daemon(ctx.settings)
+    daemon.start()
+    assert daemon.server is not None
+    click.echo(f"vaultmem {__version__} serving {daemon.settings.vault} at {daemon.server.url}",
+               err=True)
+    sys.exit(daemon.serve_forever())
+
+
+@cli.command()
+@common
+def token(ctx: Context) -> None:
+    """Print the bearer token clients use to reach the daemon (created if missing)."""
+    from vaultmem.auth import load_or_create_token
+
+    data_dir = ctx.settings.vault_data_dir()
+    value = load_or_create_token(data_dir)
+    ctx.emit({"token": value, "file": str(data_dir / "token")}, lambda d: click.echo(d["token"]))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

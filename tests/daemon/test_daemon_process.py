@@ -1,0 +1,223 @@
+"""A real daemon on a temp copy of the sample vault, driven through its socket."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli._support import copy_vault
+from tests.conftest import REPO, SAMPLE_VAULT
+from tests.daemon._daemon import DaemonProcess, wait_until
+from vaultmem.client import Client
+from vaultmem.errors import VaultmemError
+from vaultmem.vault.frontmatter import parse
+
+pytestmark = pytest.mark.timeout(180)
+
+SESSIONS_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
+SESSIONS = "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
+
+
+def _redate(vault: Path) -> None:
+    """Shift the sample memories so that today is the sample's reference time."""
+    spec = importlib.util.spec_from_file_location("demo_vault", REPO / "scripts/demo_vault.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from datetime import UTC, datetime
+
+    delta = datetime.now(UTC).replace(microsecond=0) - module.REFERENCE
+    for note in vault.rglob("*.md"):
+        module.shift_note(note, delta)
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    vault = copy_vault(SAMPLE_VAULT, tmp_path / "vault")
+    _redate(vault)
+    return vault
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, vault: Path) -> Iterator[DaemonProcess]:
+    process = DaemonProcess(vault, tmp_path / "data")
+    process.start()
+    yield process
+    process.stop()
+
+
+def _paths(client: Client, query: str) -> list[str]:
+    return [h["path"] for h in client.call("POST", "/v1/search", {"query": query})["results"]]
+
+
+def _stm_free(text: str) -> list[str]:
+    return [line for line in text.splitlines() if not line.startswith("stm_")]
+
+
+def test_second_daemon_on_the_same_vault_is_refused(daemon: DaemonProcess) -> None:
+    assert daemon.proc is not None
+    result = subprocess.run([sys.executable, "-m", "vaultmem", "run"], env=daemon.env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert f"process {daemon.proc.pid}" in result.stderr
+
+
+def test_search_follows_edits_on_disk(daemon: DaemonProcess, vault: Path) -> None:
+    client = daemon.client
+    assert client is not None
+    new = vault / "Inbox/Quokka.md"
+    new.write_text("# Quokka\n\nThe quokka zorblefrump is a small marsupial.\n", encoding="utf-8")
+    wait_until(lambda: "Inbox/Quokka.md" in _paths(client, "zorblefrump"))
+    new.write_text("# Quokka\n\nNow about the glimmerwick instead.\n", encoding="utf-8")
+    wait_until(lambda: "Inbox/Quokka.md" in _paths(client, "glimmerwick"))
+    new.rename(vault / "Inbox/Marsupial.md")
+    wait_until(lambda: "Inbox/Marsupial.md" in _paths(client, "glimmerwick"))
+    assert "Inbox/Quokka.md" not in _paths(client, "glimmerwick")
+    (vault / "Inbox/Marsupial.md").unlink()
+    wait_until(lambda: "Inbox/Marsupial.md" not in _paths(client, "glimmerwick"))
+
+
+def test_touch_reaches_the_frontmatter_after_the_flush(daemon: DaemonProcess,
+                                                       vault: Path) -> None:
+    assert daemon.client is not None
+    before = (vault / SESSIONS).read_text(encoding="utf-8")
+    view = daemon.client.call("POST", "/v1/touch", {"id": SESSIONS_ID, "boost": True})
+    assert view["use_count"] == 7
+    got = daemon.client.call("GET", f"/v1/memories/{SESSIONS_ID}")
+    assert got["use_count"] == 7
+    wait_until(lambda: "stm_use_count: 7" in (vault / SESSIONS).read_text(encoding="utf-8"))
+    after = (vault / SESSIONS).read_text(encoding="utf-8")
+    assert _stm_free(after) == _stm_free(before)
+
+
+def test_sweep_archives_and_promotes(daemon: DaemonProcess, vault: Path) -> None:
+    assert daemon.client is not None
+    dry = daemon.client.call("POST", "/v1/sweep", {})
+    assert dry["dry_run"] and len(dry["archive"]) == 3 and len(dry["promote"]) == 4
+    done = daemon.client.call("POST", "/v1/sweep", {"dry_run": False})
+    assert len(done["archived"]) == 3 and len(done["promoted"]) == 4
+    promoted = vault / "STM/2026-11-15 crumb-server-side-sessions-in-redis.md"
+    text = promoted.read_text(encoding="utf-8")
+    assert "stm_status: promoted" in text and "## Related" in text
+    assert re.search(r"\[\[[^\]|]+\|[^\]]+\]\]", text)  # [[File name|alias]]
+    for item in done["archived"]:
+        assert (vault / item["to"]).exists() and not (vault / item["from"]).exists()
+    wait_until(lambda: any(h["path"].startswith("STM/") for h in daemon.client.call(
+        "POST", "/v1/search", {"query": "server-side sessions in Redis"})["results"]))
+
+
+def test_concurrent_touches_over_the_socket_lose_nothing(daemon: DaemonProcess,
+                                                          vault: Path) -> None:
+    assert daemon.client is not None
+    before = (vault / SESSIONS).read_text(encoding="utf-8")
+    base = daemon.client
+    errors: list[Exception] = []
+
+    def client() -> None:
+        own = Client(base.base_url, base.token, timeout=60)
+        try:
+            for _ in range(200):
+                own.call("POST", "/v1/touch", {"id": SESSIONS_ID})
+        except Exception as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    wait_until(lambda: "stm_use_count: 1606" in (vault / SESSIONS).read_text(encoding="utf-8"),
+               timeout=30)
+    assert _stm_free((vault / SESSIONS).read_text(encoding="utf-8")) == _stm_free(before)
+
+
+def test_user_edit_while_a_usage_write_is_pending(tmp_path: Path, vault: Path) -> None:
+    process = DaemonProcess(vault, tmp_path / "data", VAULTMEM_FLUSH_INTERVAL_SECONDS="3")
+    client = process.start()
+    try:
+        client.call("POST", "/v1/touch", {"id": SESSIONS_ID})
+        path = vault / SESSIONS
+        edited = path.read_text(encoding="utf-8") + "\nWritten by the user meanwhile.\n"
+        path.write_text(edited, encoding="utf-8")
+        wait_until(lambda: "stm_use_count: 7" in path.read_text(encoding="utf-8"), timeout=30)
+        final = path.read_text(encoding="utf-8")
+        assert final.endswith("Written by the user meanwhile.\n")
+        assert _stm_free(final) == _stm_free(edited)
+    finally:
+        process.stop()
+
+
+def test_sigkill_during_touches_and_edits_loses_nothing(tmp_path: Path, vault: Path) -> None:
+    process = DaemonProcess(vault, tmp_path / "data")
+    client = process.start()
+    acked = 0
+    stop = threading.Event()
+
+    def toucher() -> None:
+        nonlocal acked
+        own = Client(client.base_url, client.token, timeout=10)
+        while not stop.is_set():
+            try:
+                own.call("POST", "/v1/touch", {"id": SESSIONS_ID})
+            except (VaultmemError, OSError):
+                return
+            acked += 1
+
+    user_text: dict[Path, str] = {}
+
+    def editor() -> None:
+        notes = sorted(p for p in (vault / "Areas").rglob("*.md"))
+        for n in range(40):
+            note = notes[n % len(notes)]
+            text = note.read_text(encoding="utf-8") + f"\nUser line {n} kiwiword{n}.\n"
+            note.write_text(text, encoding="utf-8")
+            user_text[note] = text
+            time.sleep(0.01)
+
+    threads = [threading.Thread(target=toucher), threading.Thread(target=editor)]
+    for t in threads:
+        t.start()
+    time.sleep(random.uniform(0.3, 0.8))
+    process.kill()
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    threads[1].join()
+
+    client = process.start()
+    try:
+        path = vault / SESSIONS
+        wait_until(lambda: _use_count(path) >= 6 + acked, timeout=30)
+        assert _use_count(path) <= 6 + acked + 1  # at most the one touch in flight at the kill
+        for note in vault.rglob("*.md"):
+            if "Templates" in note.parts:
+                continue
+            parse(note.read_text(encoding="utf-8"))  # every note still parses
+        for note, text in user_text.items():
+            assert note.read_text(encoding="utf-8") == text  # user edits intact
+        status = client.call("GET", "/v1/status")
+        notes_on_disk = [p for p in vault.rglob("*.md") if "Templates" not in p.parts
+                         and ".obsidian" not in p.parts]
+        assert status["coverage"]["indexed"] == len(notes_on_disk)
+        last = max(user_text.values(), key=len)
+        word = re.findall(r"kiwiword\d+", last)[-1]
+        wait_until(lambda: any(word in h["snippet"] or h["path"] for h in client.call(
+            "POST", "/v1/search", {"query": word})["results"]))
+    finally:
+        process.stop()
+
+
+def _use_count(path: Path) -> int:
+    match = re.search(r"^stm_use_count: (\d+)$", path.read_text(encoding="utf-8"), re.M)
+    assert match
+    return int(match.group(1))

@@ -19,7 +19,7 @@ import click
 
 from vaultmem import __version__
 from vaultmem.config import Settings, default_config_path, load_settings, render_config
-from vaultmem.errors import ConfigError, InvalidInput, VaultmemError
+from vaultmem.errors import ConfigError, DaemonError, InvalidInput, VaultmemError
 
 F = TypeVar("F", bound=Callable[..., Any])
 EXIT_ERROR = 1
@@ -30,7 +30,9 @@ class Context:
 
     def __init__(self, options: dict[str, Any]) -> None:
         self.json = bool(options.pop("as_json", False))
-        self.now = _parse_now(options.pop("now", None))
+        now = options.pop("now", None)
+        self.now_given = now is not None
+        self.now = _parse_now(now)
         overrides = {"vault": options.pop("vault", None), "data_dir": options.pop("data_dir", None)}
         config = options.pop("config", None)
         self.config_path = Path(config).expanduser() if config else None
@@ -44,6 +46,38 @@ class Context:
             for key in self._settings.unknown_keys:
                 click.echo(f"warning: unknown setting {key} (ignored)", err=True)
         return self._settings
+
+    def call(self, op: str, body: dict[str, Any], *, progress: Any = None) -> Any:
+        """Run an API operation: through the daemon when one serves the vault, else here."""
+        from vaultmem.lock import is_held
+
+        data_dir = self.settings.vault_data_dir()
+        if is_held(data_dir / "daemon.lock"):
+            return self._call_daemon(data_dir, op, body)
+        from vaultmem.api import Api
+        from vaultmem.consolidate import Consolidator
+
+        with self.app() as app:
+            def reindex(full: bool) -> dict[str, Any]:
+                report = app.engine.reindex(full=full, progress=progress)
+                return {**report.__dict__, "failures": [list(f) for f in report.failures]}
+
+            api = Api(engine=app.engine, lifecycle=app.lifecycle,
+                      consolidator=Consolidator(app.engine, app.lifecycle),
+                      reindex=reindex, clock=lambda: self.now)
+            return api.call(op, body)
+
+    def _call_daemon(self, data_dir: Path, op: str, body: dict[str, Any]) -> Any:
+        from vaultmem.client import discover
+
+        if self.now_given:
+            raise InvalidInput("--now cannot be used while the daemon serves this vault "
+                               "(the daemon keeps its own clock)")
+        client = discover(data_dir)
+        if client is None:
+            raise DaemonError("a vaultmem daemon holds this vault but does not answer; "
+                              "check `journalctl --user -u vaultmem` or stop it")
+        return client.call_op(op, body)
 
     @contextmanager
     def app(self) -> Iterator[Any]:
@@ -151,9 +185,8 @@ def reindex(ctx: Context, full: bool) -> None:
     """Bring the index up to date with the vault (only changed notes are re-embedded)."""
     from vaultmem.cli_output import progress_bar, show_sync
 
-    with ctx.app() as app, progress_bar(enabled=not ctx.json) as progress:
-        report = app.engine.reindex(full=full, progress=progress)
-        data = {**report.__dict__, "failures": [list(f) for f in report.failures]}
+    with progress_bar(enabled=not ctx.json) as progress:
+        data = ctx.call("reindex", {"full": full}, progress=progress)
     ctx.emit(data, show_sync)
 
 
@@ -177,17 +210,14 @@ def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...
            no_review: bool) -> None:
     """Hybrid search (meaning + exact words) over every note, re-ranked by memory strength."""
     from vaultmem.cli_output import show_search
-    from vaultmem.service import SearchFilters
 
-    filters = SearchFilters(
-        tags_any=tags_any, tags_all=tags_all, type=memory_type,
-        statuses=statuses or ("active", "promoted"), folder=folder, window_days=window_days,
-        include_regular=not memories_only,
-    )
-    with ctx.app() as app:
-        data = app.engine.search(query, ctx.now, top_k=top_k, filters=filters,
-                                 include_review=not no_review)
-    ctx.emit(data, show_search)
+    body: dict[str, Any] = {"query": query, "memories_only": memories_only,
+                            "include_review": not no_review}
+    optional = {"top_k": top_k, "type": memory_type, "folder": folder,
+                "window_days": window_days, "tags": list(tags_any) or None,
+                "all_tags": list(tags_all) or None, "status": list(statuses) or None}
+    body.update({k: v for k, v in optional.items() if v is not None})
+    ctx.emit(ctx.call("search", body), show_search)
 
 
 @cli.command()
@@ -209,11 +239,11 @@ def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
         if sys.stdin.isatty() and text is None:
             raise InvalidInput("give the memory text as an argument, or - to read stdin")
         text = sys.stdin.read()
-    tag_list = [t.strip() for t in (tags or "").split(",") if t.strip()]
-    with ctx.app() as app:
-        data = app.lifecycle.save(text, ctx.now, title=title, tags=tag_list, type=memory_type,
-                                  strength=strength, pinned=pin, source=source)
-    ctx.emit(data, show_saved)
+    body: dict[str, Any] = {"content": text, "strength": strength, "pinned": pin,
+                            "tags": [t.strip() for t in (tags or "").split(",") if t.strip()]}
+    optional = {"title": title, "type": memory_type, "source": source}
+    body.update({k: v for k, v in optional.items() if v is not None})
+    ctx.emit(ctx.call("save", body), show_saved)
 
 
 @cli.command()
@@ -223,9 +253,7 @@ def get(ctx: Context, ref: str) -> None:
     """Show a memory with its computed score, decision and review priority."""
     from vaultmem.cli_output import show_memory
 
-    with ctx.app() as app:
-        data = app.engine.get(ref, ctx.now)
-    ctx.emit(data, show_memory)
+    ctx.emit(ctx.call("get", {"id": ref}), show_memory)
 
 
 @cli.command()
@@ -236,9 +264,7 @@ def touch(ctx: Context, ref: str, boost: bool) -> None:
     """Record a use of a memory (reinforcement)."""
     from vaultmem.cli_output import show_memory
 
-    with ctx.app() as app:
-        data = app.engine.touch(ref, ctx.now, boost=boost)
-    ctx.emit(data, show_memory)
+    ctx.emit(ctx.call("touch", {"id": ref, "boost": boost}), show_memory)
 
 
 @cli.command()
@@ -250,9 +276,7 @@ def observe(ctx: Context, refs: tuple[str, ...], context_tags: str) -> None:
     from vaultmem.cli_output import show_observed
 
     tags = [t.strip() for t in context_tags.split(",") if t.strip()]
-    with ctx.app() as app:
-        data = app.engine.observe(list(refs), tags, ctx.now)
-    ctx.emit(data, show_observed)
+    ctx.emit(ctx.call("observe", {"ids": list(refs), "context_tags": tags}), show_observed)
 
 
 @cli.command()
@@ -262,9 +286,7 @@ def review(ctx: Context, limit: int) -> None:
     """Memories in the danger zone, worth revisiting before they fade."""
     from vaultmem.cli_output import show_review
 
-    with ctx.app() as app:
-        data = app.engine.review(ctx.now, limit=limit)
-    ctx.emit(data, show_review)
+    ctx.emit(ctx.call("review", {"limit": limit}), show_review)
 
 
 @cli.command()
@@ -274,9 +296,7 @@ def gc(ctx: Context, apply: bool) -> None:
     """Forget faded memories: move them to the archive folder (restorable)."""
     from vaultmem.cli_output import show_gc
 
-    with ctx.app() as app:
-        data = app.lifecycle.gc(ctx.now, apply=apply)
-    ctx.emit(data, show_gc)
+    ctx.emit(ctx.call("gc", {"apply": apply}), show_gc)
 
 
 @cli.command()
@@ -287,9 +307,10 @@ def promote(ctx: Context, ref: str | None, dry_run: bool) -> None:
     """Promote a memory (or every one that qualifies) to a long-term note in STM/."""
     from vaultmem.cli_output import show_promote
 
-    with ctx.app() as app:
-        data = app.lifecycle.promote(ref, ctx.now, dry_run=dry_run)
-    ctx.emit(data, show_promote)
+    body: dict[str, Any] = {"dry_run": dry_run}
+    if ref is not None:
+        body["id"] = ref
+    ctx.emit(ctx.call("promote", body), show_promote)
 
 
 @cli.command()
@@ -300,9 +321,7 @@ def related(ctx: Context, ref: str, top_k: int) -> None:
     """Notes most similar to a note or memory."""
     from vaultmem.cli_output import show_related
 
-    with ctx.app() as app:
-        data = app.engine.related(ref, k=top_k)
-    ctx.emit(data, show_related)
+    ctx.emit(ctx.call("related", {"id": ref, "top_k": top_k}), show_related)
 
 
 @cli.command()
@@ -312,9 +331,20 @@ def status(ctx: Context, files: bool) -> None:
     """Counts, decisions and index coverage (indexed / skipped / failed, with reasons)."""
     from vaultmem.cli_output import show_status
 
-    with ctx.app() as app:
-        data = app.engine.status(ctx.now, per_file=files)
-    ctx.emit(data, show_status)
+    ctx.emit(ctx.call("status", {"files": files}), show_status)
+
+
+@cli.command()
+@common
+@click.option("--merge", "cluster_id", metavar="CLUSTER-ID", help="Merge this cluster.")
+def consolidate(ctx: Context, cluster_id: str | None) -> None:
+    """List clusters of near-duplicate memories, or merge one (originals are archived)."""
+    from vaultmem.cli_output import show_clusters, show_merge
+
+    if cluster_id:
+        ctx.emit(ctx.call("merge_cluster", {"cluster_id": cluster_id}), show_merge)
+    else:
+        ctx.emit(ctx.call("clusters", {}), show_clusters)
 
 
 @cli.command()
@@ -329,6 +359,8 @@ def run(ctx: Context, log_level: str) -> None:
 
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for noisy in ("apscheduler", "sentence_transformers", "httpx"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     daemon = Daemon(ctx.settings)
     daemon.start()
     assert daemon.server is not None

@@ -140,3 +140,21 @@ def show_status(d: dict[str, Any]) -> None:
         _echo(f"  problem: {problem}")
     for item in cov.get("files", []):
         click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}")
+
+
+def show_clusters(d: dict[str, Any]) -> None:
+    if not d["clusters"]:
+        _echo("no clusters: no two memories are that similar")
+        return
+    for cluster in d["clusters"]:
+        _echo(f"{cluster['id']}  cohesion {cluster['cohesion']:.3f}  {cluster['action']}")
+        for member in cluster["members"]:
+            _echo(f"  - {member['title']}  ({member['path']})")
+    _echo("merge one with: vaultmem consolidate --merge CLUSTER-ID")
+
+
+def show_merge(d: dict[str, Any]) -> None:
+    merged = d["merged_into"]
+    _echo(f"merged {len(d['archived'])} memories into {merged['path']} (id {merged['id']})")
+    for item in d["archived"]:
+        _echo(f"  archived {item['from']} → {item['to']}")

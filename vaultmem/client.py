@@ -12,10 +12,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from vaultmem.auth import TOKEN_FILE, check_host
-from vaultmem.errors import ConfigError, DaemonError, VaultmemError
+from vaultmem.errors import ConfigError, DaemonError, InvalidInput, VaultmemError
+from vaultmem.openapi import ROUTES
 
 DAEMON_FILE = "daemon.json"
 PROBE_TIMEOUT = 1.0
@@ -79,6 +80,20 @@ class Client:
 
     def health(self) -> JSON:
         return self.call("GET", "/v1/health")
+
+    def call_op(self, op: str, body: JSON) -> JSON:
+        """An Api operation by name, sent to its route (the table in vaultmem.openapi)."""
+        route = next((r for r in ROUTES if r.op == op), None)
+        if route is None:
+            raise InvalidInput(f"unknown operation {op!r}")
+        body = dict(body)
+        path = route.path
+        if route.path_field is not None:
+            path = path.replace("{id}", quote(str(body.pop(route.path_field)), safe=""))
+        if route.source == "query":
+            query = urlencode({k: _query_value(v) for k, v in body.items()})
+            return self.call(route.method, path + (f"?{query}" if query else ""))
+        return self.call(route.method, path, body if route.source == "json" else None)
 
     def status(self, *, files: bool = False) -> JSON:
         return self.call("GET", "/v1/status" + ("?files=true" if files else ""))
@@ -184,3 +199,7 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _query_value(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)

@@ -221,3 +221,19 @@ def _use_count(path: Path) -> int:
     match = re.search(r"^stm_use_count: (\d+)$", path.read_text(encoding="utf-8"), re.M)
     assert match
     return int(match.group(1))
+
+
+def test_the_cli_talks_to_the_running_daemon(daemon: DaemonProcess, vault: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "vaultmem", *args], env=daemon.env,
+                              capture_output=True, text=True, timeout=60)
+
+    touched = cli("touch", SESSIONS_ID, "--json")
+    assert touched.returncode == 0, touched.stderr
+    assert '"use_count": 7' in touched.stdout
+    status = cli("status", "--json")
+    assert '"daemon"' in status.stdout  # only the daemon adds its own section
+    refused = cli("get", SESSIONS_ID, "--now", "2026-11-20T12:00:00Z")
+    assert refused.returncode == 1 and "--now" in refused.stderr
+    found = cli("search", "server-side sessions", "--json")
+    assert SESSIONS in found.stdout

@@ -63,6 +63,7 @@ class Daemon:
         self.started_at = datetime.now(UTC)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._consolidated_at: str | None = None
         self.app: App | None = None
         self.journal: UsageJournal | None = None
         self.server: ApiServer | None = None
@@ -207,10 +208,21 @@ class Daemon:
             Job("sweep", s.sweep_interval_minutes * 60,
                 lambda: app.lifecycle.sweep(_now(), dry_run=False)),
             Job("consolidate", s.consolidate_interval_hours * 3600,
-                lambda: consolidator.auto_merge(_now())),
+                lambda: self._consolidate(consolidator), should_run=self._memories_changed),
             Job("optimize", s.optimize_interval_minutes * 60, self._optimize,
                 should_run=lambda: app.index.is_open),
         ]
+
+    def _memories_changed(self) -> bool:
+        """Consolidation only has new work when some memory changed since its last run."""
+        assert self.app is not None
+        return self.app.catalog.memory_fingerprint() != self._consolidated_at
+
+    def _consolidate(self, consolidator: Consolidator) -> dict[str, Any]:
+        assert self.app is not None
+        result = consolidator.auto_merge(_now())
+        self._consolidated_at = self.app.catalog.memory_fingerprint()
+        return result
 
     def _optimize(self) -> None:
         assert self.app is not None

@@ -8,6 +8,7 @@ and is rebuilt from it whenever the identity (schema, embedding model) changes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -92,6 +93,13 @@ class Catalog:
     def memory_paths(self) -> dict[str, str]:
         """{note_id: path} of every catalogued memory note."""
         return dict(self._query("SELECT note_id, path FROM notes WHERE note_id != ''"))
+
+    def memory_fingerprint(self) -> str:
+        """Changes whenever a memory note is added, removed, moved or rewritten."""
+        rows = self._query(
+            "SELECT note_id, path, file_hash FROM notes WHERE note_id != '' ORDER BY note_id, path"
+        )
+        return hashlib.sha1(repr(rows).encode()).hexdigest()
 
     def counts(self) -> dict[str, int]:
         return dict(self._query("SELECT status, COUNT(*) FROM notes GROUP BY status"))

@@ -237,3 +237,45 @@ def test_the_cli_talks_to_the_running_daemon(daemon: DaemonProcess, vault: Path)
     assert refused.returncode == 1 and "--now" in refused.stderr
     found = cli("search", "server-side sessions", "--json")
     assert SESSIONS in found.stdout
+
+
+def test_the_running_daemon_refuses_bad_requests(daemon: DaemonProcess, vault: Path,
+                                                 tmp_path: Path) -> None:
+    import http.client
+    import json as jsonlib
+    from urllib.parse import urlsplit
+
+    assert daemon.client is not None
+    url = urlsplit(daemon.client.base_url)
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nstm_id: x\n---\nsecret outside\n", encoding="utf-8")
+    (vault / "escape.md").symlink_to(outside)
+    before = outside.read_bytes()
+
+    def request(method: str, path: str, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, dict[str, object]]:
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            response = conn.getresponse()
+            return response.status, jsonlib.loads(response.read() or b"{}")
+        finally:
+            conn.close()
+
+    auth = {"Authorization": f"Bearer {daemon.client.token}",
+            "Content-Type": "application/json"}
+    assert request("GET", "/v1/health")[0] == 200
+    assert request("GET", "/v1/status")[0] == 401
+    assert request("POST", "/v1/search", b'{"query": "x"}', {"Content-Type":
+                                                            "application/json"})[0] == 401
+    assert request("GET", "/v1/status", headers={**auth, "Origin": "https://evil.example"})[0] \
+        == 403
+    assert request("GET", "/v1/status", headers={**auth, "Host": "evil.example"})[0] == 403
+    status, body = request("POST", "/v1/search", b"{not json", auth)
+    assert status == 400 and "message" in body["error"]  # type: ignore[operator]
+    assert request("POST", "/v1/search", b'{"query": 5}', auth)[0] in (400, 422)
+    assert request("GET", "/v1/memories/no-such-id", headers=auth)[0] == 404
+    for ref in ("../outside.md", str(outside), "escape.md"):
+        status, _ = request("POST", "/v1/touch", jsonlib.dumps({"id": ref}).encode(), auth)
+        assert 400 <= status < 500, ref
+    assert outside.read_bytes() == before

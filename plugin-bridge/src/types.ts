@@ -1,0 +1,121 @@
+// The daemon's JSON shapes (docs/protocol.md), as far as the plugin reads them.
+// Fields may be added by the daemon; none is renamed or removed.
+
+export type MemoryStatus = "active" | "promoted" | "archived";
+export type Decision = "keep" | "forget" | "promote";
+
+export interface Memory {
+  id: string;
+  path: string;
+  title: string;
+  uri: string;
+  tags: string[];
+  type: string | null;
+  status: MemoryStatus;
+  pinned: boolean;
+  source: string | null;
+  created: string;
+  last_used: string;
+  use_count: number;
+  strength: number;
+  review_count: number;
+  cross_domain_count: number;
+  promoted_at: string | null;
+  merged_into: string | null;
+  score: number;
+  decision: Decision;
+  reason: string;
+  review_priority: number;
+}
+
+export interface ObservedMemory extends Memory {
+  cross_domain: boolean;
+}
+
+export interface SearchResult {
+  id: string | null;
+  path: string;
+  title: string;
+  snippet: string;
+  uri: string;
+  tags: string[];
+  relevance: number;
+  score: number | null;
+  final: number;
+  review: boolean;
+}
+
+export interface SearchResponse {
+  query: string;
+  results: SearchResult[];
+}
+
+export interface Health {
+  status: "ok";
+  version: string;
+  vault: string;
+}
+
+export interface IndexingProgress {
+  running: boolean;
+  done: number;
+  total: number;
+  error: string | null;
+}
+
+export interface DaemonInfo {
+  pid: number;
+  version: string;
+  url: string | null;
+  started: string;
+  indexing?: IndexingProgress;
+}
+
+export interface Status {
+  vault: string;
+  notes: number;
+  memories: { total: number };
+  embedder: string;
+  daemon?: DaemonInfo;
+}
+
+export interface RelatedNote {
+  path: string;
+  title: string;
+  similarity: number;
+}
+
+export interface RelatedResponse {
+  path: string;
+  related: RelatedNote[];
+}
+
+export interface ReviewResponse {
+  items: Memory[];
+  total: number;
+}
+
+export interface ObserveResponse {
+  observed: ObservedMemory[];
+}
+
+export interface DecisionItem {
+  id: string;
+  path: string;
+  decision: string;
+  reason: string;
+  score: number;
+}
+
+export interface Move {
+  id: string;
+  from: string;
+  to: string;
+  reason?: string;
+}
+
+export interface PromoteResponse {
+  dry_run: boolean;
+  promote: DecisionItem[];
+  promoted: Move[];
+}

@@ -36,7 +36,7 @@ class Consolidator(Protocol):
 class Api:
     OPERATIONS: tuple[str, ...] = (
         "health", "status", "search", "related", "get", "save", "touch", "observe", "review",
-        "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex",
+        "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback",
     )
 
     def __init__(
@@ -105,6 +105,9 @@ class Api:
 
     def _op_touch(self, body: JSON, now: datetime) -> JSON:
         return self.engine.touch(_ref(body), now, boost=body["boost"])
+
+    def _op_feedback(self, body: JSON, now: datetime) -> JSON:
+        return self.engine.feedback(body["id"], body["helpful"], now)
 
     def _op_observe(self, body: JSON, now: datetime) -> JSON:
         return self.engine.observe(body["ids"], body["context_tags"], now)

@@ -98,6 +98,9 @@ REQUESTS: dict[str, Schema] = {
     "merge_cluster": body({"cluster_id": {"type": "string", "minLength": 1, "maxLength": 200}},
                           ("cluster_id",)),
     "reindex": body({"full": {**BOOL, "default": False}}),
+    "feedback": body({"id": REF, "helpful": {
+        **BOOL, "description": "true: a use with a strength boost; false: strength lowered."}},
+        ("id", "helpful")),
 }
 
 # responses ------------------------------------------------------------------------------------
@@ -144,6 +147,7 @@ RESPONSES: dict[str, Schema] = {
                                              "deleted", "skipped", "failed", "chunks_embedded")}
                      | {"seconds": NUM, "rebuilt_reason": NULL_STR,
                         "failures": {"type": "array", "items": {"type": "array", "items": STR}}}),
+    "feedback": MEMORY,
     "openapi": OBJ,
 }
 
@@ -189,6 +193,8 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/clusters/{id}/merge", "merge_cluster", "Merge a cluster into one memory",
           source="json", path_field="cluster_id"),
     Route("POST", "/v1/reindex", "reindex", "Bring the index up to date", source="json"),
+    Route("POST", "/v1/feedback", "feedback", "Say whether a memory helped (strength up or down)",
+          source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )
 

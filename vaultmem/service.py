@@ -23,7 +23,13 @@ from vaultmem.core.ranking import (
     rerank,
     text_weight_for,
 )
-from vaultmem.core.reinforce import ReinforceParams, observe, review_priority, touch
+from vaultmem.core.reinforce import (
+    ReinforceParams,
+    adjust_strength,
+    observe,
+    review_priority,
+    touch,
+)
 from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.index.base import Embedder
 from vaultmem.index.catalog import Catalog
@@ -196,6 +202,17 @@ class Engine:
         with self.memories.lock:
             memory = self.memories.load(ref)
             new = touch(memory.state, now, self.params.reinforce, boost=boost)
+            return self.view(self.memories.write_state(memory, new), now)
+
+    def feedback(self, ref: str, helpful: bool, now: datetime) -> JSON:
+        """Helpful: a use with a strength boost. Unhelpful: strength lowered by the feedback
+        penalty (floor 0), not counted as a use."""
+        if helpful:
+            return self.touch(ref, now, boost=True)
+        with self.memories.lock:
+            memory = self.memories.load(ref)
+            penalty = -self.params.reinforce.feedback_penalty
+            new = adjust_strength(memory.state, penalty, self.params.reinforce)
             return self.view(self.memories.write_state(memory, new), now)
 
     def observe(self, refs: Sequence[str], context_tags: Sequence[str], now: datetime) -> JSON:

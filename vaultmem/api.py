@@ -36,7 +36,7 @@ class Consolidator(Protocol):
 class Api:
     OPERATIONS: tuple[str, ...] = (
         "health", "status", "search", "related", "get", "save", "touch", "observe", "review",
-        "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback",
+        "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback", "pin",
     )
 
     def __init__(
@@ -108,6 +108,9 @@ class Api:
 
     def _op_feedback(self, body: JSON, now: datetime) -> JSON:
         return self.engine.feedback(body["id"], body["helpful"], now)
+
+    def _op_pin(self, body: JSON, now: datetime) -> JSON:
+        return self.engine.set_pinned(body["id"], body["pinned"], now)
 
     def _op_observe(self, body: JSON, now: datetime) -> JSON:
         return self.engine.observe(body["ids"], body["context_tags"], now)

@@ -101,6 +101,9 @@ REQUESTS: dict[str, Schema] = {
     "feedback": body({"id": REF, "helpful": {
         **BOOL, "description": "true: a use with a strength boost; false: strength lowered."}},
         ("id", "helpful")),
+    "pin": body({"id": REF, "pinned": {
+        **BOOL, "description": "true: never forget this memory; false: it may fade again."}},
+        ("id", "pinned")),
 }
 
 # responses ------------------------------------------------------------------------------------
@@ -148,6 +151,7 @@ RESPONSES: dict[str, Schema] = {
                      | {"seconds": NUM, "rebuilt_reason": NULL_STR,
                         "failures": {"type": "array", "items": {"type": "array", "items": STR}}}),
     "feedback": MEMORY,
+    "pin": MEMORY,
     "openapi": OBJ,
 }
 
@@ -194,6 +198,8 @@ ROUTES: tuple[Route, ...] = (
           source="json", path_field="cluster_id"),
     Route("POST", "/v1/reindex", "reindex", "Bring the index up to date", source="json"),
     Route("POST", "/v1/feedback", "feedback", "Say whether a memory helped (strength up or down)",
+          source="json"),
+    Route("POST", "/v1/pin", "pin", "Pin or unpin a memory (pinned memories are never forgotten)",
           source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )

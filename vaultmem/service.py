@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
@@ -213,6 +213,13 @@ class Engine:
             memory = self.memories.load(ref)
             penalty = -self.params.reinforce.feedback_penalty
             new = adjust_strength(memory.state, penalty, self.params.reinforce)
+            return self.view(self.memories.write_state(memory, new), now)
+
+    def set_pinned(self, ref: str, pinned: bool, now: datetime) -> JSON:
+        """Pin (never forgotten, archived or merged away) or unpin a memory; not a use."""
+        with self.memories.lock:
+            memory = self.memories.load(ref)
+            new = replace(memory.state, pinned=pinned)
             return self.view(self.memories.write_state(memory, new), now)
 
     def observe(self, refs: Sequence[str], context_tags: Sequence[str], now: datetime) -> JSON:

@@ -154,3 +154,20 @@ def test_archive_after_pending_touches_keeps_them(app: App, vault: Path) -> None
     text = archived.read_text(encoding="utf-8")
     assert "stm_status: archived" in text and "stm_use_count: 2" in text
     assert len(_store(app).journal) == 0
+
+
+def test_pinning_keeps_a_memory_from_being_forgotten(app: App, vault: Path) -> None:
+    from vaultmem.api import Api
+
+    api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+    pihole = "d8768a8d-2adb-41e7-98f9-0fbdb7770399"  # would be forgotten at the reference time
+    view = api.call("pin", {"id": pihole, "pinned": True})
+    assert view["pinned"] is True and view["decision"] == "keep"
+    assert view["use_count"] == 1  # pinning is not a use
+    _store(app).flush()
+    result = app.lifecycle.gc(REFERENCE, apply=True)
+    assert pihole not in {item["id"] for item in result["archived"]}
+    note = vault / "memories/2026-09-20 pihole-container-restart-after-update.md"
+    assert "stm_pinned: true" in note.read_text(encoding="utf-8")
+    unpinned = api.call("pin", {"id": pihole, "pinned": False})
+    assert unpinned["pinned"] is False and unpinned["decision"] == "forget"

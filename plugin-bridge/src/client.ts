@@ -123,6 +123,11 @@ export class DaemonClient {
     return this.call<PromoteResponse>("POST", "/v1/promote", { id, dry_run: dryRun });
   }
 
+  /** Pins (never forgotten, archived or merged away) or unpins a memory; not a use. */
+  setPinned(idOrPath: string, pinned: boolean): Promise<Memory> {
+    return this.call<Memory>("POST", "/v1/pin", { id: idOrPath, pinned });
+  }
+
   /** Health (is it up, which vault) then status (is the token accepted). Never throws. */
   async testConnection(): Promise<ConnectionResult> {
     try {

@@ -20,6 +20,16 @@ export function registerCommands(plugin: Plugin, host: PluginHost): void {
     name: "Promote current memory now",
     checkCallback: whenNoteOpen(host, () => void promoteCurrentMemory(host)),
   });
+  plugin.addCommand({
+    id: "pin-current-memory",
+    name: "Pin current memory",
+    checkCallback: whenNoteOpen(host, () => void pinCurrentMemory(host)),
+  });
+  plugin.addCommand({
+    id: "unpin-current-memory",
+    name: "Unpin current memory",
+    checkCallback: whenNoteOpen(host, () => void unpinCurrentMemory(host)),
+  });
   plugin.addCommand({ id: "show-review-queue", name: "Show review queue",
     callback: () => void showReviewQueue(host) });
   plugin.addCommand({ id: "show-related-notes", name: "Show related notes",
@@ -98,6 +108,34 @@ export async function promoteCurrentMemory(host: PluginHost): Promise<void> {
     host.refreshStatus();
   } catch (error) {
     new Notice(`vaultmem: ${describeError(error)}`);
+  }
+}
+
+export function pinCurrentMemory(host: PluginHost): Promise<void> {
+  return setCurrentPinned(host, true);
+}
+
+export function unpinCurrentMemory(host: PluginHost): Promise<void> {
+  return setCurrentPinned(host, false);
+}
+
+async function setCurrentPinned(host: PluginHost, pinned: boolean): Promise<void> {
+  const current = currentMemory(host);
+  if (current === null) {
+    return;
+  }
+  try {
+    const memory = await host.client().setPinned(current.id, pinned);
+    new Notice(pinned
+      ? `vaultmem: Pinned: ${memory.title} — it will not be forgotten`
+      : `vaultmem: Unpinned: ${memory.title}`);
+    host.refreshStatus();
+  } catch (error) {
+    if (isNotAMemory(error)) {
+      notAMemory(current.file);
+    } else {
+      new Notice(`vaultmem: ${describeError(error)}`);
+    }
   }
 }
 

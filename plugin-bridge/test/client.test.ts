@@ -20,7 +20,7 @@ function echoDaemon(): FakeDaemon {
   for (const [method, path] of [["GET", "/v1/health"], ["GET", "/v1/status"], ["POST", "/v1/search"],
     ["GET", `/v1/memories/${MEMORY_ID}`], ["GET", "/v1/memories/memories%2Fa%20b%2B%23.md"],
     ["POST", "/v1/touch"], ["POST", "/v1/observe"], ["GET", "/v1/review"], ["POST", "/v1/related"],
-    ["POST", "/v1/promote"]] as const) {
+    ["POST", "/v1/promote"], ["POST", "/v1/pin"]] as const) {
     daemon.on(method, path, ok({ answered: path }));
   }
   return daemon;
@@ -94,6 +94,13 @@ describe("DaemonClient requests", () => {
     expect((await sent((c) => c.promote(MEMORY_ID, true))).body).toEqual({ id: MEMORY_ID, dry_run: true });
   });
 
+  it("setPinned sends the id or path and the pinned flag", async () => {
+    expect(await sent((c) => c.setPinned(MEMORY_ID, true))).toEqual({
+      url: `${BASE_URL}/v1/pin`, method: "POST", headers: POST_HEADERS, body: { id: MEMORY_ID, pinned: true } });
+    expect(await sent((c) => c.setPinned(MEMORY_PATH, false))).toEqual({
+      url: `${BASE_URL}/v1/pin`, method: "POST", headers: POST_HEADERS, body: { id: MEMORY_PATH, pinned: false } });
+  });
+
   it("trims the base URL's trailing slashes and the token's whitespace", async () => {
     const daemon = echoDaemon();
     await daemon.client(`  ${TOKEN}\n`, `${BASE_URL}//`).health();
@@ -102,8 +109,10 @@ describe("DaemonClient requests", () => {
   });
 
   it("returns the daemon's JSON body", async () => {
-    const daemon = new FakeDaemon().on("POST", "/v1/touch", ok(memory({ use_count: 7 })));
+    const daemon = new FakeDaemon().on("POST", "/v1/touch", ok(memory({ use_count: 7 })))
+      .on("POST", "/v1/pin", ok(memory({ pinned: true })));
     expect((await daemon.client().touch(MEMORY_ID, true)).use_count).toBe(7);
+    expect((await daemon.client().setPinned(MEMORY_ID, true)).pinned).toBe(true);
   });
 });
 

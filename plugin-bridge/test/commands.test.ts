@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import {
   openSearch,
+  pinCurrentMemory,
   promoteCurrentMemory,
   registerCommands,
   reinforceCurrentNote,
   showRelatedNotes,
   showReviewQueue,
+  unpinCurrentMemory,
 } from "../src/commands";
 import { MemorySearchModal, resultMeta } from "../src/search-modal";
 import { RELATED_VIEW_TYPE, REVIEW_VIEW_TYPE, RelatedView, ReviewView } from "../src/views";
@@ -47,13 +49,14 @@ function contentOf(leaf: WorkspaceLeaf | undefined): FakeElement {
 }
 
 describe("registered commands", () => {
-  it("registers the five commands, the note ones only with a note open", async () => {
+  it("registers the seven commands, the note ones only with a note open", async () => {
     const { app, host, memoryFile } = setup(new FakeDaemon().on("POST", "/v1/touch", ok(memory())));
     const plugin = new Plugin(app, { id: "vaultmem-bridge", name: "vaultmem", version: "0", minAppVersion: "0",
       description: "", author: "" });
     registerCommands(plugin as never, host);
     expect([...app.commands.keys()]).toEqual(["vaultmem-bridge:search", "vaultmem-bridge:reinforce-current-note",
-      "vaultmem-bridge:promote-current-memory", "vaultmem-bridge:show-review-queue",
+      "vaultmem-bridge:promote-current-memory", "vaultmem-bridge:pin-current-memory",
+      "vaultmem-bridge:unpin-current-memory", "vaultmem-bridge:show-review-queue",
       "vaultmem-bridge:show-related-notes"]);
     const reinforce = app.commands.get("vaultmem-bridge:reinforce-current-note")!;
     expect(reinforce.checkCallback!(true)).toBe(false);
@@ -187,6 +190,84 @@ describe("promote current memory", () => {
     expect(Notice.messages).toEqual([`vaultmem: ${MEMORY_PATH} is promoted, not active`,
       'vaultmem: "Home" is not a memory']);
     expect(daemon.requests).toHaveLength(1);
+  });
+});
+
+describe("pin and unpin current memory", () => {
+  const pinRoute = (body: unknown) => ok(memory({ pinned: (body as { pinned: boolean }).pinned }));
+
+  it("pins the open memory by its stm_id and says it will not be forgotten", async () => {
+    const daemon = new FakeDaemon().on("POST", "/v1/pin", pinRoute);
+    const { app, host, memoryFile } = setup(daemon);
+    app.workspace.openFileForTest(memoryFile);
+    await pinCurrentMemory(host);
+    expect(daemon.requests.map((r) => [r.route, r.parsed]))
+      .toEqual([["POST /v1/pin", { id: MEMORY_ID, pinned: true }]]);
+    expect(Notice.messages).toEqual(["vaultmem: Pinned: NAS UPS battery replaced — it will not be forgotten"]);
+    expect(host.refreshes).toBe(1);
+  });
+
+  it("unpins the open memory by its stm_id", async () => {
+    const daemon = new FakeDaemon().on("POST", "/v1/pin", pinRoute);
+    const { app, host, memoryFile } = setup(daemon);
+    app.workspace.openFileForTest(memoryFile);
+    await unpinCurrentMemory(host);
+    expect(daemon.requests.map((r) => [r.route, r.parsed]))
+      .toEqual([["POST /v1/pin", { id: MEMORY_ID, pinned: false }]]);
+    expect(Notice.messages).toEqual(["vaultmem: Unpinned: NAS UPS battery replaced"]);
+    expect(host.refreshes).toBe(1);
+  });
+
+  it("runs from the registered commands", async () => {
+    const daemon = new FakeDaemon().on("POST", "/v1/pin", pinRoute);
+    const { app, host, memoryFile } = setup(daemon);
+    registerCommands(new Plugin(app, { id: "vaultmem-bridge", name: "vaultmem", version: "0", minAppVersion: "0",
+      description: "", author: "" }) as never, host);
+    const pin = app.commands.get("vaultmem-bridge:pin-current-memory")!;
+    const unpin = app.commands.get("vaultmem-bridge:unpin-current-memory")!;
+    expect(pin.name).toBe("Pin current memory");
+    expect(unpin.name).toBe("Unpin current memory");
+    expect(pin.checkCallback!(true)).toBe(false);
+    app.workspace.openFileForTest(memoryFile);
+    expect(pin.checkCallback!(true)).toBe(true);
+    pin.checkCallback!(false);
+    await settle();
+    unpin.checkCallback!(false);
+    await settle();
+    expect(daemon.requests.map((r) => r.parsed))
+      .toEqual([{ id: MEMORY_ID, pinned: true }, { id: MEMORY_ID, pinned: false }]);
+  });
+
+  it("says 'not a memory' for a regular note, without a request", async () => {
+    const { app, host, daemon, noteFile } = setup();
+    app.workspace.openFileForTest(noteFile);
+    await pinCurrentMemory(host);
+    await unpinCurrentMemory(host);
+    expect(daemon.requests).toEqual([]);
+    expect(Notice.messages).toEqual(['vaultmem: "Home" is not a memory', 'vaultmem: "Home" is not a memory']);
+    expect(host.refreshes).toBe(0);
+  });
+
+  it("says 'not a memory' when the daemon says so", async () => {
+    const daemon = new FakeDaemon().on("POST", "/v1/pin",
+      errorResponse(400, "invalid_input", "x is a regular note, not a memory (it has no stm_id)"));
+    const { app, host, memoryFile } = setup(daemon);
+    app.workspace.openFileForTest(memoryFile);
+    await pinCurrentMemory(host);
+    expect(Notice.messages).toEqual([`vaultmem: "${memoryFile.basename}" is not a memory`]);
+  });
+
+  it("shows the daemon's errors as notices", async () => {
+    const daemon = new FakeDaemon().on("POST", "/v1/pin",
+      errorResponse(404, "not_found", `no memory with id ${MEMORY_ID}`));
+    const { app, host, memoryFile } = setup(daemon);
+    app.workspace.openFileForTest(memoryFile);
+    await pinCurrentMemory(host);
+    daemon.reachable = false;
+    await unpinCurrentMemory(host);
+    expect(Notice.messages).toEqual([`vaultmem: no memory with id ${MEMORY_ID}`,
+      "vaultmem: vaultmem daemon unreachable at http://127.0.0.1:7345"]);
+    expect(host.refreshes).toBe(0);
   });
 });
 

@@ -108,6 +108,22 @@ describe.skipIf(!CONFIGURED)("client against a real daemon", { timeout: 60_000 }
       && frontmatterValue(note, "stm_cross_domain_count") === String(observed.cross_domain_count));
   });
 
+  it("pins and unpins a memory, and the note's frontmatter follows", async () => {
+    const before = await client().get(UPS_ID);
+    expect(before.pinned).toBe(false);
+    const pinned = await client().setPinned(UPS_ID, true);
+    expect(pinned).toMatchObject({ id: UPS_ID, path: UPS_PATH, pinned: true });
+    expect(pinned.use_count).toBe(before.use_count);  // pinning is not a use
+    await waitForNote(UPS_PATH, (note) => frontmatterValue(note, "stm_pinned") === "true");
+    expect((await client().get(UPS_PATH)).pinned).toBe(true);
+    const unpinned = await client().setPinned(UPS_PATH, false);
+    expect(unpinned).toMatchObject({ id: UPS_ID, pinned: false });
+    const text = await waitForNote(UPS_PATH, (note) => frontmatterValue(note, "stm_pinned") === null
+      && frontmatterValue(note, "stm_id") === UPS_ID);
+    expect(text).toContain("# NAS UPS battery replaced");
+    expect((await client().get(UPS_ID)).pinned).toBe(false);
+  });
+
   it("lists the review queue: active memories in the danger zone, most urgent first", async () => {
     const review = await client().review(3);
     expect(review.items.length).toBeGreaterThan(0);

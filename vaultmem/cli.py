@@ -76,7 +76,7 @@ class Context:
         client = discover(data_dir)
         if client is None:
             raise DaemonError("a vaultmem daemon holds this vault but does not answer; "
-                              "check `journalctl --user -u vaultmem` or stop it")
+                              "see `vaultmem service status` and its logs, or stop it")
         return client.call_op(op, body)
 
     @contextmanager
@@ -371,6 +371,19 @@ def run(ctx: Context, log_level: str) -> None:
 
 @cli.command()
 @common
+@click.option("--log-level", default="warning", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]))
+def mcp(ctx: Context, log_level: str) -> None:
+    """Serve the memory tools to an MCP client over stdio (talks to the running daemon)."""
+    from vaultmem.mcp_server import make_bridge, serve_stdio
+
+    if ctx.now_given:
+        raise InvalidInput("--now does not apply to mcp: the daemon keeps its own clock")
+    serve_stdio(make_bridge(ctx.settings, ctx.config_path), log_level)
+
+
+@cli.command()
+@common
 def token(ctx: Context) -> None:
     """Print the bearer token clients use to reach the daemon (created if missing)."""
     from vaultmem.auth import load_or_create_token
@@ -379,6 +392,10 @@ def token(ctx: Context) -> None:
     value = load_or_create_token(data_dir)
     ctx.emit({"token": value, "file": str(data_dir / "token")}, lambda d: click.echo(d["token"]))
 
+
+from vaultmem.cli_service import service  # noqa: E402  (uses `common` and `Context` above)
+
+cli.add_command(service)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

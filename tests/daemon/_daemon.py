@@ -94,3 +94,21 @@ def wait_until(condition: Callable[[], bool], timeout: float = 20.0, step: float
             return
         time.sleep(step)
     raise TimeoutError("condition not met in time")
+
+
+def redated_sample_vault(target: Path) -> Path:
+    """A copy of sample-vault/ whose memories are shifted so that today is the sample's
+    reference time (the daemon reads the real clock)."""
+    import importlib.util
+    import shutil
+    from datetime import UTC, datetime
+
+    spec = importlib.util.spec_from_file_location("demo_vault", REPO / "scripts/demo_vault.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    shutil.copytree(REPO / "sample-vault", target, symlinks=True)
+    delta = datetime.now(UTC).replace(microsecond=0) - module.REFERENCE
+    for note in target.rglob("*.md"):
+        module.shift_note(note, delta)
+    return target

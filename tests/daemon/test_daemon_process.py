@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
 import subprocess
@@ -14,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._support import copy_vault
-from tests.conftest import REPO, SAMPLE_VAULT
-from tests.daemon._daemon import DaemonProcess, wait_until
+from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
 from vaultmem.client import Client
 from vaultmem.errors import VaultmemError
 from vaultmem.vault.frontmatter import parse
@@ -27,24 +24,9 @@ SESSIONS_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
 SESSIONS = "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
 
 
-def _redate(vault: Path) -> None:
-    """Shift the sample memories so that today is the sample's reference time."""
-    spec = importlib.util.spec_from_file_location("demo_vault", REPO / "scripts/demo_vault.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    from datetime import UTC, datetime
-
-    delta = datetime.now(UTC).replace(microsecond=0) - module.REFERENCE
-    for note in vault.rglob("*.md"):
-        module.shift_note(note, delta)
-
-
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    vault = copy_vault(SAMPLE_VAULT, tmp_path / "vault")
-    _redate(vault)
-    return vault
+    return redated_sample_vault(tmp_path / "vault")
 
 
 @pytest.fixture

@@ -21,10 +21,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.cli._support import copy_vault
-from tests.conftest import REPO, SAMPLE_VAULT
-from tests.daemon._daemon import DaemonProcess, wait_until
-from tests.daemon.test_daemon_process import _redate
+from tests.conftest import REPO
+from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
 from vaultmem.mcp_tools import GUIDE, TOOLS
 from vaultmem.vault.frontmatter import parse
 
@@ -56,9 +54,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    vault = copy_vault(SAMPLE_VAULT, tmp_path / "vault")
-    _redate(vault)
-    return vault
+    return redated_sample_vault(tmp_path / "vault")
 
 
 @pytest.fixture

@@ -8,14 +8,24 @@ first, then the file is moved; an interrupted move is finished by the next sweep
 from __future__ import annotations
 
 import re
+import unicodedata
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Protocol, cast
+
+import numpy as np
 
 from vaultmem.core.decisions import Decision
+from vaultmem.core.intake import (
+    check_content,
+    find_secret,
+    normalise_tags,
+    numbers_agree,
+    secret_reason,
+)
 from vaultmem.core.memory import (
     ACTIVE,
     ARCHIVED,
@@ -27,15 +37,33 @@ from vaultmem.core.memory import (
 )
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import touch
-from vaultmem.errors import InvalidInput, Refused
+from vaultmem.errors import InvalidInput, NoteError, Refused
+from vaultmem.index.base import Vector
 from vaultmem.memories import MemoryNote
 from vaultmem.protocol import JSON
 from vaultmem.service import Engine
 from vaultmem.vault.frontmatter import splice_stm
-from vaultmem.vault.memories import create_memory_note, set_related_section, wikilink
-from vaultmem.vault.writes import guarded_write, move_file, sha256_bytes
+from vaultmem.vault.memories import (
+    MAX_COLLISIONS,
+    render_memory_note,
+    set_related_section,
+    slugify,
+    wikilink,
+)
+from vaultmem.vault.paths import resolve_folder
+from vaultmem.vault.writes import create_new, guarded_write, move_file, sha256_bytes
 
 _SPACES = re.compile(r"\s+")
+SLUG_MAX = 60
+# Near duplicates: how many of the closest note vectors are re-checked on their own text, and
+# how far below the threshold a note vector may be and still be re-checked (a note vector
+# also carries the note's title, so it reads a little lower than the text alone).
+NEAR_SHORTLIST = 5
+NEAR_SHORTLIST_MARGIN = 0.25
+
+
+class _NoteVectorIndex(Protocol):
+    def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
 
 
 def normalise_text(text: str) -> str:
@@ -54,48 +82,89 @@ class Lifecycle:
         tags: Sequence[str] = (), type: str | None = None, strength: float = 1.0,
         pinned: bool = False, source: str | None = None,
     ) -> JSON:
+        """Save a memory through the intake gate: refused content writes nothing anywhere; an
+        exact or near duplicate of a live memory reinforces it instead of adding another."""
         content = content.strip()
-        self._check_content(content, type, strength)
+        self._check_content(content, title=title, tags=tags, source=source, type=type,
+                            strength=strength)
+        clean_tags = normalise_tags(tags)
+        query = self.engine.embedder.embed_query(content)  # outside the lock: may load a model
         with self.engine.memories.lock:
-            duplicate = self._exact_duplicate(content)
+            live = [m for m in self.engine.memories.iter_memories()
+                    if m.state.status != ARCHIVED]
+            duplicate = _exact_duplicate(content, live)
             if duplicate is not None:
                 return self._reinforce_instead(duplicate, now, "an identical memory exists")
+            near = self._near_duplicate(content, query, live)
+            if near is not None:
+                memory, cosine = near
+                return self._reinforce_instead(
+                    memory, now, f"a near-duplicate memory exists (cosine {cosine:.2f})")
             state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
-                              pinned=pinned, source=source, tags=tuple(tags))
-            title = (title or _title_from(content)).strip()
-            path = create_memory_note(
-                self.engine.root, self.params.memory_folder, day=now.date(), title=title,
-                body=content, stm_fields=state_to_fields(state), tags=_clean_tags(tags),
-            )
+                              pinned=pinned, source=source, tags=tuple(clean_tags))
+            path = self._create_note(now.date(), (title or _title_from(content)).strip(),
+                                     content, state, clean_tags)
         self.engine.sync_paths([path])
         view = self.engine.get(path, now)
         return {"created": True, "reinforced": None, "memory": view}
 
-    def _check_content(self, content: str, type: str | None, strength: float) -> None:
-        if len(content) < self.params.min_content_chars:
-            raise Refused(
-                f"content too short to remember ({len(content)} characters; "
-                f"at least {self.params.min_content_chars})"
-            )
-        if len(content) > self.params.max_content_chars:
-            raise Refused(
-                f"content too long for one memory ({len(content)} characters; at most "
-                f"{self.params.max_content_chars}): save it as a regular note instead"
-            )
+    def _check_content(
+        self, content: str, *, title: str | None, tags: Sequence[str], source: str | None,
+        type: str | None, strength: float,
+    ) -> None:
+        reason = check_content(content, min_chars=self.params.min_content_chars,
+                               max_chars=self.params.max_content_chars)
+        if reason is not None:
+            raise Refused(reason)
+        for what, text in (("title", title), ("source", source), ("tag", " ".join(tags))):
+            kind = find_secret(text) if text else None
+            if kind is not None:
+                raise Refused(secret_reason(what, kind))
         if type is not None and type not in MEMORY_TYPES:
             kinds = ", ".join(MEMORY_TYPES)
             raise InvalidInput(f"unknown memory type {type!r}: use one of {kinds}")
         if not 0.0 <= strength <= 2.0:
             raise InvalidInput("strength must be between 0 and 2")
 
-    def _exact_duplicate(self, content: str) -> MemoryNote | None:
-        wanted = normalise_text(content)
-        for memory in self.engine.memories.iter_memories():
-            if memory.state.status == ARCHIVED:
+    def _near_duplicate(
+        self, content: str, query: Vector, live: Sequence[MemoryNote]
+    ) -> tuple[MemoryNote, float] | None:
+        """The live memory whose remembered text is closest to `content`, if its cosine reaches
+        `near_duplicate_cosine`. The index's note vectors (title and heading included) pick a
+        shortlist; the shortlist's own texts are then embedded and compared like for like."""
+        threshold = self.params.near_duplicate_cosine
+        by_path = {m.path: m for m in live}
+        if not by_path:
+            return None
+        index = cast(_NoteVectorIndex, self.engine._index())
+        ranked = sorted(((float(vector @ query), path)
+                         for path, vector in index.note_vectors(by_path).items()), reverse=True)
+        shortlist = [by_path[path] for cosine, path in ranked[:NEAR_SHORTLIST]
+                     if cosine >= threshold - NEAR_SHORTLIST_MARGIN
+                     and numbers_agree(content, _content_of(by_path[path]))]
+        if not shortlist:
+            return None
+        cosines = self.engine.embedder.embed([_content_of(m) for m in shortlist]) @ query
+        best = int(np.argmax(cosines))
+        return (shortlist[best], float(cosines[best])) if cosines[best] >= threshold else None
+
+    def _create_note(
+        self, day: date, title: str, content: str, state: MemoryState, tags: list[str]
+    ) -> str:
+        """Write the new note as `YYYY-MM-DD <slug>.md` (the title stays human inside it);
+        a taken name gets `-2`, `-3`, …; nothing is ever overwritten."""
+        text = render_memory_note(title=title, body=content, stm_fields=state_to_fields(state),
+                                  tags=tags)
+        folder_rel, folder_abs = resolve_folder(self.engine.root, self.params.memory_folder)
+        stem = f"{day.isoformat()} {file_slug(title)}"
+        for number in range(1, MAX_COLLISIONS + 1):
+            name = f"{stem}.md" if number == 1 else f"{stem}-{number}.md"
+            try:
+                create_new(folder_abs / name, text.encode("utf-8"))
+            except FileExistsError:
                 continue
-            if normalise_text(_content_of(memory)) == wanted:
-                return memory
-        return None
+            return f"{folder_rel}/{name}" if folder_rel else name
+        raise NoteError(f"{MAX_COLLISIONS} notes named like {stem!r} exist in {folder_rel}")
 
     def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
         new = touch(memory.state, now, self.params.reinforce)
@@ -251,6 +320,11 @@ def _item_json(item: SweepItem) -> JSON:
             "reason": item.decision.reason, "score": round(item.decision.score, 6)}
 
 
+def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | None:
+    wanted = normalise_text(content)
+    return next((m for m in live if normalise_text(_content_of(m)) == wanted), None)
+
+
 def _title_from(content: str) -> str:
     first = content.strip().splitlines()[0].lstrip("#").strip()
     words = first.split()
@@ -258,13 +332,19 @@ def _title_from(content: str) -> str:
     return title if len(words) <= 8 else title + "…"
 
 
-def _clean_tags(tags: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for tag in tags:
-        clean = tag.strip().lstrip("#").replace(" ", "-")
-        if clean and clean.casefold() not in {t.casefold() for t in out}:
-            out.append(clean)
-    return out
+def file_slug(title: str, *, max_len: int = SLUG_MAX) -> str:
+    """A real slug for a file name: lower case, words joined by hyphens, accents dropped,
+    cut at a word; passed through `slugify` so it is always a safe, non-empty name."""
+    text = unicodedata.normalize("NFKD", title.replace("'", "").replace("\u2019", ""))
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = unicodedata.normalize("NFC", text).casefold()
+    slug = ""
+    for word in re.findall(r"[^\W_]+", text):
+        longer = f"{slug}-{word}" if slug else word[:max_len]
+        if len(longer) > max_len:
+            break
+        slug = longer
+    return slugify(slug, max_len=max_len)
 
 
 def _content_of(memory: MemoryNote) -> str:

@@ -247,11 +247,15 @@ class Engine:
         top_k = top_k or self.params.top_k
         if not 1 <= top_k <= 200:
             raise InvalidInput("top_k must be between 1 and 200")
-        records = self.catalog.records()
-        memories = {m.path: m for m in self._memories_for_search(filters)}
-        allowed = self._allowed_paths(filters, records, memories, now) if filters.narrows else None
-        if allowed is not None and not allowed:
-            return search_json([], query=query, vault_name=self.params.vault_name)
+        # Only a narrowing filter needs every note's row and every memory's state; otherwise
+        # the ~50 candidates' rows and states are read after retrieval.
+        allowed = None
+        if filters.narrows:
+            records = self.catalog.records()
+            memories = {m.path: m for m in self.memories.iter_memories()}
+            allowed = self._allowed_paths(filters, records, memories, now)
+            if not allowed:
+                return search_json([], query=query, vault_name=self.params.vault_name)
         pool = max(50, top_k * 5)
         index = self._index()
         vector_hits = index.vector_search(self.embedder.embed_query(query), pool, paths=allowed)
@@ -260,6 +264,9 @@ class Engine:
             fuse(vector_hits, text_hits, text_weight=text_weight_for(query)),
             vector_hits=vector_hits, query=query,
         )
+        if allowed is None:
+            records = self.catalog.records_for(m.path for m in matches)
+            memories = self._candidate_memories(records)
         matches = [m for m in matches if self._visible(m.path, filters, memories)]
         scores = {p: score(m.state, now, self.params.decay) for p, m in memories.items()}
         matched = {m.path for m in matches}
@@ -274,8 +281,9 @@ class Engine:
         hits = [self._hit(r, records, memories) for r in blended]
         return search_json(hits, query=query, vault_name=self.params.vault_name)
 
-    def _memories_for_search(self, filters: SearchFilters) -> list[MemoryNote]:
-        return list(self.memories.iter_memories())
+    def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
+        loaded = (self.memories.try_load(path) for path, rec in records.items() if rec.note_id)
+        return {memory.path: memory for memory in loaded if memory is not None}
 
     def _visible(self, path: str, filters: SearchFilters, memories: dict[str, MemoryNote]) -> bool:
         memory = memories.get(path)

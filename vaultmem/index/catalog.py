@@ -79,6 +79,17 @@ class Catalog:
         rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM notes")
         return {row[0]: _to_record(row) for row in rows}
 
+    def records_for(self, paths: Iterable[str]) -> dict[str, NoteRecord]:
+        """The rows of just these paths (a search's candidates), in one query."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" for _ in wanted)
+        rows = self._query(
+            f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path IN ({marks})", tuple(wanted)
+        )
+        return {row[0]: _to_record(row) for row in rows}
+
     def get(self, path: str) -> NoteRecord | None:
         rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path = ?", (path,))
         return _to_record(rows[0]) if rows else None

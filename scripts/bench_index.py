@@ -5,6 +5,8 @@ Usage: python scripts/bench_index.py [--sizes 1000,10000,100000] [--churn 1000] 
 Embeds ~500 real chunks from the vaultofknowledge corpus, then builds indexes of synthetic rows
 (the real vectors plus small noise, the real texts) in a temporary directory and times
 vector search, full-text search and query embedding, and search after many single-note applies.
+This is the index layer alone (LanceIndex, no catalog, no Engine); the engine benchmark that the
+acceptance figures come from is scripts/bench (scripts/bench.py), which runs the real code paths.
 """
 
 from __future__ import annotations

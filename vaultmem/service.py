@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from vaultmem.core.decay import DecayParams, score
 from vaultmem.core.decisions import Policy, decide
-from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES, MemoryState
+from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES, MemoryState, future_problem
 from vaultmem.core.ranking import (
     ChunkHit,
     aggregate_by_note,
@@ -198,9 +198,17 @@ class Engine:
 
     # reinforcement ------------------------------------------------------------------------
 
+    def _load_for_use(self, ref: str, now: datetime) -> MemoryNote:
+        """A memory that a use may update: not one whose dates lie in the future."""
+        memory = self.memories.load(ref)
+        problem = future_problem(memory.state, now)
+        if problem is not None:
+            raise InvalidInput(f"{memory.path}: {problem}; fix the note's dates first")
+        return memory
+
     def touch(self, ref: str, now: datetime, *, boost: bool = False) -> JSON:
         with self.memories.lock:
-            memory = self.memories.load(ref)
+            memory = self._load_for_use(ref, now)
             new = touch(memory.state, now, self.params.reinforce, boost=boost)
             return self.view(self.memories.write_state(memory, new), now)
 
@@ -210,7 +218,7 @@ class Engine:
         if helpful:
             return self.touch(ref, now, boost=True)
         with self.memories.lock:
-            memory = self.memories.load(ref)
+            memory = self._load_for_use(ref, now)
             penalty = -self.params.reinforce.feedback_penalty
             new = adjust_strength(memory.state, penalty, self.params.reinforce)
             return self.view(self.memories.write_state(memory, new), now)
@@ -227,7 +235,7 @@ class Engine:
             raise InvalidInput("give at least one memory id to observe")
         results = []
         with self.memories.lock:
-            loaded = [self.memories.load(ref) for ref in refs]  # all-or-nothing on bad ids
+            loaded = [self._load_for_use(ref, now) for ref in refs]  # all-or-nothing
             for memory in loaded:
                 new, cross = observe(memory.state, now, context_tags, self.params.reinforce)
                 view = self.view(self.memories.write_state(memory, new), now)
@@ -257,9 +265,7 @@ class Engine:
             if not allowed:
                 return search_json([], query=query, vault_name=self.params.vault_name)
         pool = max(50, top_k * 5)
-        index = self._index()
-        vector_hits = index.vector_search(self.embedder.embed_query(query), pool, paths=allowed)
-        text_hits = index.text_search(query, pool, paths=allowed)
+        vector_hits, text_hits = self._retrieve(query, pool, allowed)
         matches = aggregate_by_note(
             fuse(vector_hits, text_hits, text_weight=text_weight_for(query)),
             vector_hits=vector_hits, query=query,
@@ -280,6 +286,32 @@ class Engine:
         blended = blend_review(ranked, priorities, top_k, fraction=fraction)
         hits = [self._hit(r, records, memories) for r in blended]
         return search_json(hits, query=query, vault_name=self.params.vault_name)
+
+    def _retrieve(
+        self, query: str, pool: int, allowed: set[str] | None
+    ) -> tuple[list[ChunkHit], list[ChunkHit]]:
+        """Vector and full-text hits. The text search runs beside the query embedding, which
+        is most of a search's time; both mostly release the GIL."""
+        index = self._index()
+        text: list[list[ChunkHit]] = []
+        failed: list[BaseException] = []
+
+        def search_text() -> None:
+            try:
+                text.append(list(index.text_search(query, pool, paths=allowed)))
+            except BaseException as exc:  # re-raised in the caller's thread
+                failed.append(exc)
+
+        worker = threading.Thread(target=search_text, name="vaultmem-text-search", daemon=True)
+        worker.start()
+        try:
+            vectors = list(index.vector_search(self.embedder.embed_query(query), pool,
+                                               paths=allowed))
+        finally:
+            worker.join()
+        if failed:
+            raise failed[0]
+        return vectors, text[0]
 
     def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
         loaded = (self.memories.try_load(path) for path, rec in records.items() if rec.note_id)

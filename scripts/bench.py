@@ -85,6 +85,10 @@ class Results:
     search_p50: dict[int, float] = field(default_factory=dict)
     churn_ratios: dict[str, float] = field(default_factory=dict)
     churn_detail: dict[str, dict[str, float]] = field(default_factory=dict)
+    optimize_every: int = 0
+    policy_points: dict[int, str] = field(default_factory=dict)  # policy -> its worst point
+    optimise_cost: dict[int, float] = field(default_factory=dict)
+    fts_refresh: float = 0.0
 
 
 def say(text: str = "") -> None:
@@ -96,19 +100,42 @@ _CHECKS: list[float] = []  # the machine check of every section, seconds
 IDLE_CHECK = 0.007
 
 
+def machine_check(count: int = 15) -> float:
+    """p50 of one fixed query embedding: ~7 ms on this machine when nothing else runs."""
+    samples = []
+    for _ in range(count):
+        watch = Stopwatch()
+        _CHECK[0].embed_query("machine check: how fast is one query embedding right now")
+        samples.append(watch.elapsed())
+    return p50(samples)
+
+
+SETTLE = [0.0]  # seconds to wait at most for a quiet machine before a measurement
+
+
+def settle() -> None:
+    """Wait (up to SETTLE seconds) until the machine check is within 3x idle, and say so."""
+    if not _CHECK or SETTLE[0] <= 0:
+        return
+    watch = Stopwatch()
+    check = machine_check(5)
+    while check > 3 * IDLE_CHECK and watch.elapsed() < SETTLE[0]:
+        time.sleep(3)
+        check = machine_check(5)
+    state = "quiet" if check <= 3 * IDLE_CHECK else "STILL BUSY"
+    _CHECKS.append(check)
+    say(f"   [settle: waited {watch.elapsed():.0f} s; machine {state}, check {ms(check)} ms]")
+
+
 def section(title: str) -> None:
     """A heading with the machine's current state: load average and a fixed small workload."""
     say()
     say(f"== {title}")
     check = ""
     if _CHECK:
-        samples = []
-        for _ in range(15):
-            watch = Stopwatch()
-            _CHECK[0].embed_query("machine check: how fast is one query embedding right now")
-            samples.append(watch.elapsed())
-        _CHECKS.append(p50(samples))
-        check = f"; machine check: one query embedding p50 {ms(p50(samples))} ms (idle ~7 ms)"
+        value = machine_check()
+        _CHECKS.append(value)
+        check = f"; machine check: one query embedding p50 {ms(value)} ms (idle ~7 ms)"
     say(f"   [load average {load_average()}{check}]")
 
 
@@ -142,6 +169,7 @@ def index_throughput(
     timed_method(lance, "optimize", totals, "optimize")
     timed_method(app.catalog, "apply", totals, "catalog")
 
+    settle()
     watch = Stopwatch()
     report = app.engine.reindex()
     indexing = watch.elapsed() - paired.raw_seconds  # the paired raw embeddings do not count
@@ -267,27 +295,32 @@ def build_synthetic(
 
 
 def search_latency(syn: Synthetic, repeats: int, results: Results) -> None:
-    """Engine.search end to end, and the steps it takes, timed one after another per query."""
+    """Engine.search end to end, then each step it takes (no filters), timed alone."""
     app, lance = syn.app, syn.app.index()
     now = now_utc()
-    embed_query = app.engine.embedder.embed_query
-    memory_paths = [n.path for n in syn.notes if n.path.startswith("memories/")]
+    engine = app.engine
     for query in QUERIES:  # warm-up, excluded
-        app.engine.search(query, now, top_k=TOP_K)
-    vectors = {query: embed_query(query) for query in QUERIES}
+        engine.search(query, now, top_k=TOP_K)
+    vectors = {q: engine.embedder.embed_query(q) for q in QUERIES}
+    candidates = {
+        q: {hit.path for hit in [*lance.vector_search(vectors[q], POOL),
+                                 *lance.text_search(q, POOL)]}
+        for q in QUERIES
+    }
+    rows = {q: app.catalog.records_for(candidates[q]) for q in QUERIES}
     steps: dict[str, Callable[[str], object]] = {
-        "query embedding": embed_query,
+        "query embedding": engine.embedder.embed_query,
         "vector search": lambda q: lance.vector_search(vectors[q], POOL),
         "text search": lambda q: lance.text_search(q, POOL),
-        "catalog records": lambda q: app.catalog.records(),
-        "vault scan": lambda q: scan_vault(app.root, app.engine.rules),
-        "memory notes read": lambda q: [app.engine.memories.try_load(p) for p in memory_paths],
+        "candidate rows": lambda q: app.catalog.records_for(candidates[q]),
+        "candidate memories": lambda q: engine._candidate_memories(rows[q]),
     }
+    settle()
     parts: dict[str, list[float]] = {k: [] for k in ("end to end", *steps)}
     for _ in range(repeats):
         for query in QUERIES:
             watch = Stopwatch()
-            app.engine.search(query, now, top_k=TOP_K)
+            engine.search(query, now, top_k=TOP_K)
             parts["end to end"].append(watch.elapsed())
             for name, step in steps.items():
                 watch = Stopwatch()
@@ -295,15 +328,16 @@ def search_latency(syn: Synthetic, repeats: int, results: Results) -> None:
                 parts[name].append(watch.elapsed())
     results.search_p50[syn.size] = p50(parts["end to end"])
     count = len(parts["end to end"])
+    memories = sum(1 for q in QUERIES for r in rows[q].values() if r.note_id) / len(QUERIES)
     say(f"  Engine.search, {len(QUERIES)} queries x {repeats} ({count} samples, warm-up "
-        f"excluded), top_k {TOP_K}; then each step it takes, timed alone:")
+        f"excluded), top_k {TOP_K}, no filters; then each step it takes, timed alone:")
     for name, samples in parts.items():
-        times = "  (x2 per search)" if name == "catalog records" else ""
-        say(f"    {name:<18} p50 {ms(p50(samples)):>6} ms   p95 {ms(p95(samples)):>6} ms{times}")
+        say(f"    {name:<18} p50 {ms(p50(samples)):>6} ms   p95 {ms(p95(samples)):>6} ms")
     steps_sum = sum(p50(v) for k, v in parts.items() if k != "end to end")
-    steps_sum += p50(parts["catalog records"])  # search reads the records twice
-    say(f"    sum of the step p50s {ms(steps_sum)} ms ({len(memory_paths)} memory notes; the "
-        f"rest of end to end is fusion, ranking and decay scores, or noise)")
+    say(f"    sum of the step p50s {ms(steps_sum)} ms; the rest of end to end is fusion, "
+        f"ranking and decay scores (candidates per query: "
+        f"{sum(map(len, candidates.values())) / len(QUERIES):.0f} notes, of which "
+        f"{memories:.1f} memories)")
 
 
 # ---- 4. churn -------------------------------------------------------------------------------
@@ -342,6 +376,7 @@ def show_interleaved(
 ) -> float:
     lance = churned.index()
     stats = lance.stats()
+    settle()
     figures = interleaved(fresh, churned, repeats)
     say(f"  {point}: {stats['writes_since_optimize']} writes since the last optimise, "
         f"{stats['chunk_fragments']} chunk fragments, chunk table version "
@@ -359,6 +394,9 @@ def show_interleaved(
     return ratio
 
 
+POLICIES = (10, 20, 50)  # optimize_every values compared at the worst point of their cycle
+
+
 def churn(
     fresh: Synthetic, edits: int, repeats: int, tmp: Path, results: Results
 ) -> None:
@@ -369,11 +407,11 @@ def churn(
     report = app.engine.reindex()
     lance = app.index()
     every = lance.optimize_every
+    results.optimize_every = every
     say(f"copied the {fresh.size}-chunk vault and index (re-index of the copy touched "
-        f"{report.touched} notes); optimize_every={every}")
+        f"{report.touched} notes); configured optimize_every_writes={every}")
     say("  rows: end to end = Engine.search; retrieval = query embedding + vector_search + "
-        "text_search only (Engine.search without its per-query catalog and vault reads); "
-        "text search = LanceIndex.text_search")
+        "text_search; text search = LanceIndex.text_search; fresh and churned interleaved")
     regular = [n for n in fresh.notes if not n.path.startswith("memories/")]
     rng = np.random.default_rng(1234)
     sync_times: list[float] = []
@@ -388,7 +426,7 @@ def churn(
             elapsed = watch.elapsed()
             if report.changed != 1:
                 say(f"  warning: edit of {note.path} gave {report}")
-            if lance._writes_since_optimize == 0:
+            if every > 0 and lance._writes_since_optimize == 0:
                 optimised.append(elapsed)
             else:
                 sync_times.append(elapsed)
@@ -396,41 +434,53 @@ def churn(
     watch = Stopwatch()
     edit(edits)
     total = watch.elapsed()
+    auto = p50(optimised) - p50(sync_times) if optimised else 0.0
     say(f"  {edits} single-note edits (edit on disk + Indexer.sync(paths=[path])) in "
         f"{total:.1f} s: sync p50 {ms(p50(sync_times))} ms / p95 {ms(p95(sync_times))} ms; "
-        f"{len(optimised)} syncs ran an optimise: p50 {ms(p50(optimised or [0.0]))} ms, so one "
-        f"optimise costs ~{ms(p50(optimised or [0.0]) - p50(sync_times))} ms, "
-        f"~{ms((p50(optimised or [0.0]) - p50(sync_times)) / max(1, every))} ms per write")
+        f"{len(optimised)} syncs ran the automatic optimise: p50 "
+        f"{ms(p50(optimised or [0.0]))} ms, i.e. one optimise ~{ms(auto)} ms")
     show_interleaved(f"after {edits} edits", fresh.app, app, repeats, results)
-    if every > 0:
-        for point in sorted({min(10, every - 1), every // 2}):
-            edit((point - lance._writes_since_optimize) % every)
-            show_interleaved(f"{point} writes into the cycle", fresh.app, app, repeats, results)
-        edit((every - 1 - lance._writes_since_optimize) % every)
-        show_interleaved("worst point (one write before the optimise)", fresh.app, app,
-                         repeats, results)
-        optimise_options(app, fresh.app, repeats, results)
+    if every <= 0:
+        app.close()
+        return
+    points = sorted({n - 1 for n in POLICIES if n <= every} | {every - 1})
+    for point in points:
+        edit((point - lance._writes_since_optimize) % every)
+        label = f"{point} writes since the optimise (worst point of optimize_every={point + 1})"
+        show_interleaved(label, fresh.app, app, repeats, results)
+        results.policy_points[point + 1] = label
+    optimise_options(app, fresh.app, repeats, results)
+    # the cost of one optimise after n writes, for each policy
+    results.optimise_cost[every] = auto
+    for n in POLICIES:
+        if n < every:
+            edit(n)
+            watch = Stopwatch()
+            lance.optimize()
+            results.optimise_cost[n] = watch.elapsed()
+    say("  optimise cost by policy: " + ", ".join(
+        f"after {n} writes {ms(cost)} ms ({ms(cost / n)} ms per write)"
+        for n, cost in sorted(results.optimise_cost.items())))
     app.close()
 
 
 def optimise_options(app: App, fresh: App, repeats: int, results: Results) -> None:
-    """At the worst point, what each remedy costs and what it buys."""
+    """At the configured policy's worst point, what each remedy costs and what it buys."""
     from lancedb.index import FTS
 
     from vaultmem.index import tables as tb
 
     lance = app.index()
-    chunks = lance._chunks
     watch = Stopwatch()
     for column in tb.FTS_COLUMNS:
-        chunks.create_index(column, config=FTS(), replace=True)
-    fts_only = watch.elapsed()
-    say(f"  option A, rebuild only the FTS indexes (no compaction): {fts_only:.2f} s")
+        lance._chunks.create_index(column, config=FTS(), replace=True)
+    results.fts_refresh = watch.elapsed()
+    say(f"  option A, rebuild only the FTS indexes (no compaction): {results.fts_refresh:.2f} s")
     show_interleaved("after option A", fresh, app, repeats, results)
     watch = Stopwatch()
     lance.optimize()
-    full = watch.elapsed()
-    say(f"  option B, full optimize() (compact + index update + cleanup): {full:.2f} s")
+    say(f"  option B, full optimize() (compact + index update + cleanup): "
+        f"{watch.elapsed():.2f} s")
     show_interleaved("after option B", fresh, app, repeats, results)
 
 
@@ -455,6 +505,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="search rounds over the 30 queries (3)")
     parser.add_argument("--memories", type=int, default=50,
                         help="memory notes in each generated vault (50)")
+    parser.add_argument("--settle", type=float, default=None,
+                        help="before each measurement wait up to this many seconds for the "
+                             "machine to be quiet (60; 0 = never wait)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -466,6 +519,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.churn_size = args.churn_size or (5000 if quick else 10000)
     args.repeats = args.repeats or (1 if quick else 3)
     args.reindex_repeats = 3 if quick else 7
+    args.settle = args.settle if args.settle is not None else (10.0 if quick else 60.0)
     return args
 
 
@@ -478,6 +532,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for line in machine_lines():
         say(line)
     results = Results()
+    SETTLE[0] = args.settle
 
     watch = Stopwatch()
     import vaultmem.index.lance  # noqa: F401 - the LanceDB import (~1.5 s) is not measured
@@ -608,6 +663,13 @@ def summary(results: Results, args: argparse.Namespace) -> None:
         say(f"search p50 churned/fresh, {point}: {value:.2f} (target <= {TARGETS['churn']}): "
             f"{verdict(value <= TARGETS['churn'])}  [retrieval only "
             f"{detail.get('retrieval', 0):.2f}, text search {detail.get('text search', 0):.2f}]")
+    for n, point in sorted(results.policy_points.items()):
+        ratio = results.churn_ratios[point]
+        cost = results.optimise_cost.get(n)
+        costs = f", optimise {ms(cost)} ms = {ms(cost / n)} ms per write" if cost else ""
+        mark = " (configured)" if n == results.optimize_every else ""
+        say(f"policy optimize_every={n}{mark}: worst-point ratio {ratio:.2f} "
+            f"({verdict(ratio <= TARGETS['churn'])}){costs}")
 
 
 def _search_target(size: int) -> float | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
@@ -53,23 +53,26 @@ class SearchIndex(Protocol):
 
 @dataclass(frozen=True)
 class EngineParams:
+    """The engine's tunables; `app.engine_params` fills them from Settings, which holds the
+    defaults."""
+
     vault_name: str
-    decay: DecayParams = field(default_factory=DecayParams)
-    policy: Policy = field(default_factory=Policy)
-    reinforce: ReinforceParams = field(default_factory=ReinforceParams)
-    top_k: int = 10
-    review_fraction: float = 0.3
-    related_links: int = 5
-    memory_folder: str = "memories"
-    promoted_folder: str = "STM"
-    archive_folder: str = "memories/archive"
-    cluster_threshold: float = 0.83
-    cluster_max_size: int = 12
-    merge_cohesion: float = 0.9
-    review_cohesion: float = 0.75
-    near_duplicate_cosine: float = 0.95
-    min_content_chars: int = 12
-    max_content_chars: int = 20_000
+    decay: DecayParams
+    policy: Policy
+    reinforce: ReinforceParams
+    top_k: int
+    review_fraction: float
+    related_links: int
+    memory_folder: str
+    promoted_folder: str
+    archive_folder: str
+    cluster_threshold: float
+    cluster_max_size: int
+    merge_cohesion: float
+    review_cohesion: float
+    near_duplicate_cosine: float
+    min_content_chars: int
+    max_content_chars: int
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_churn import churn
 from bench_queries import QUERIES
+from bench_report import (
+    CHECKER,
+    CHECKS,
+    IDLE_CHECK,
+    POOL,
+    SETTLE,
+    TARGETS,
+    TOP_K,
+    Results,
+    Synthetic,
+    say,
+    section,
+    settle,
+)
 from bench_support import (
     PairedEmbedder,
     PoolEmbedder,
@@ -54,7 +68,6 @@ from bench_support import (
 )
 from bench_vault import (
     PoolChunk,
-    SyntheticNote,
     VaultGenerator,
     copy_notes,
     usable_chunk,
@@ -68,75 +81,6 @@ from vaultmem.vault.scan import scan_vault
 
 CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
 TASKS_CORPUS = Path("/work/shared/corpora/obsidian-tasks")
-TOP_K = 10
-POOL = max(50, TOP_K * 5)  # what Engine.search asks of each retriever
-
-TARGETS = {
-    "ratio": 0.85, "reindex": 2.0, "p50_10k": 0.060, "p50_100k": 0.100, "churn": 1.5,
-}
-
-
-@dataclass
-class Results:
-    """Figures for the summary at the end."""
-
-    throughput_ratio: float | None = None
-    reindex_per_1000: dict[str, float] = field(default_factory=dict)
-    search_p50: dict[int, float] = field(default_factory=dict)
-    churn_ratios: dict[str, float] = field(default_factory=dict)
-    churn_detail: dict[str, dict[str, float]] = field(default_factory=dict)
-    optimize_every: int = 0
-    policy_points: dict[int, str] = field(default_factory=dict)  # policy -> its worst point
-    optimise_cost: dict[int, float] = field(default_factory=dict)
-    fts_refresh: float = 0.0
-
-
-def say(text: str = "") -> None:
-    print(text, flush=True)
-
-
-_CHECK: list[SentenceTransformerEmbedder] = []
-_CHECKS: list[float] = []  # the machine check of every section, seconds
-IDLE_CHECK = 0.007
-
-
-def machine_check(count: int = 15) -> float:
-    """p50 of one fixed query embedding: ~7 ms on this machine when nothing else runs."""
-    samples = []
-    for _ in range(count):
-        watch = Stopwatch()
-        _CHECK[0].embed_query("machine check: how fast is one query embedding right now")
-        samples.append(watch.elapsed())
-    return p50(samples)
-
-
-SETTLE = [0.0]  # seconds to wait at most for a quiet machine before a measurement
-
-
-def settle() -> None:
-    """Wait (up to SETTLE seconds) until the machine check is within 3x idle, and say so."""
-    if not _CHECK or SETTLE[0] <= 0:
-        return
-    watch = Stopwatch()
-    check = machine_check(5)
-    while check > 3 * IDLE_CHECK and watch.elapsed() < SETTLE[0]:
-        time.sleep(3)
-        check = machine_check(5)
-    state = "quiet" if check <= 3 * IDLE_CHECK else "STILL BUSY"
-    _CHECKS.append(check)
-    say(f"   [settle: waited {watch.elapsed():.0f} s; machine {state}, check {ms(check)} ms]")
-
-
-def section(title: str) -> None:
-    """A heading with the machine's current state: load average and a fixed small workload."""
-    say()
-    say(f"== {title}")
-    check = ""
-    if _CHECK:
-        value = machine_check()
-        _CHECKS.append(value)
-        check = f"; machine check: one query embedding p50 {ms(value)} ms (idle ~7 ms)"
-    say(f"   [load average {load_average()}{check}]")
 
 
 # ---- 1. index throughput -------------------------------------------------------------------
@@ -256,17 +200,6 @@ def reindex_unchanged(
 # ---- 3. search latency ----------------------------------------------------------------------
 
 
-@dataclass
-class Synthetic:
-    size: int
-    app: App
-    notes: list[SyntheticNote]
-    generator: VaultGenerator
-    embedder: PoolEmbedder
-    vault: Path
-    data: Path
-
-
 def build_synthetic(
     size: int, pool: list[PoolChunk], vectors: np.ndarray, real: SentenceTransformerEmbedder,
     tmp: Path, memories: int,
@@ -340,150 +273,6 @@ def search_latency(syn: Synthetic, repeats: int, results: Results) -> None:
         f"{memories:.1f} memories)")
 
 
-# ---- 4. churn -------------------------------------------------------------------------------
-
-
-def interleaved(
-    fresh: App, churned: App, repeats: int
-) -> dict[str, dict[str, list[float]]]:
-    """Fresh and churned, query by query in alternating order, so load hits both alike."""
-    now = now_utc()
-    samples: dict[str, dict[str, list[float]]] = {
-        kind: {"fresh": [], "churned": []}
-        for kind in ("end to end", "retrieval", "text search")
-    }
-    pairs = [("fresh", fresh), ("churned", churned)]
-    for round_ in range(repeats):
-        for i, query in enumerate(QUERIES):
-            order = pairs if (i + round_) % 2 == 0 else pairs[::-1]
-            for label, app in order:
-                watch = Stopwatch()
-                app.engine.search(query, now, top_k=TOP_K)
-                samples["end to end"][label].append(watch.elapsed())
-            for label, app in order:
-                lance = app.index()
-                watch = Stopwatch()
-                lance.vector_search(app.engine.embedder.embed_query(query), POOL)
-                middle = time.perf_counter()
-                lance.text_search(query, POOL)
-                samples["retrieval"][label].append(watch.elapsed())
-                samples["text search"][label].append(time.perf_counter() - middle)
-    return samples
-
-
-def show_interleaved(
-    point: str, fresh: App, churned: App, repeats: int, results: Results
-) -> float:
-    lance = churned.index()
-    stats = lance.stats()
-    settle()
-    figures = interleaved(fresh, churned, repeats)
-    say(f"  {point}: {stats['writes_since_optimize']} writes since the last optimise, "
-        f"{stats['chunk_fragments']} chunk fragments, chunk table version "
-        f"{stats['chunk_version']}")
-    ratio = 0.0
-    for kind, by_label in figures.items():
-        f, c = by_label["fresh"], by_label["churned"]
-        r = p50(c) / p50(f)
-        say(f"    {kind:<12} fresh p50 {ms(p50(f)):>6} / p95 {ms(p95(f)):>6} ms   churned p50 "
-            f"{ms(p50(c)):>6} / p95 {ms(p95(c)):>6} ms   p50 ratio {r:.2f}")
-        results.churn_detail.setdefault(point, {})[kind] = r
-        if kind == "end to end":
-            ratio = r
-            results.churn_ratios[point] = r
-    return ratio
-
-
-POLICIES = (10, 20, 50)  # optimize_every values compared at the worst point of their cycle
-
-
-def churn(
-    fresh: Synthetic, edits: int, repeats: int, tmp: Path, results: Results
-) -> None:
-    vault, data = tmp / "churn-vault", tmp / "churn-data"
-    shutil.copytree(fresh.vault, vault)
-    shutil.copytree(fresh.data, data)
-    app = make_app(vault, data, fresh.embedder)
-    report = app.engine.reindex()
-    lance = app.index()
-    every = lance.optimize_every
-    results.optimize_every = every
-    say(f"copied the {fresh.size}-chunk vault and index (re-index of the copy touched "
-        f"{report.touched} notes); configured optimize_every_writes={every}")
-    say("  rows: end to end = Engine.search; retrieval = query embedding + vector_search + "
-        "text_search; text search = LanceIndex.text_search; fresh and churned interleaved")
-    regular = [n for n in fresh.notes if not n.path.startswith("memories/")]
-    rng = np.random.default_rng(1234)
-    sync_times: list[float] = []
-    optimised: list[float] = []
-
-    def edit(count: int) -> None:
-        for _ in range(count):
-            note = regular[int(rng.integers(len(regular)))]
-            fresh.generator.edit(vault, note)
-            watch = Stopwatch()
-            report = app.engine.indexer.sync(paths=[note.path])
-            elapsed = watch.elapsed()
-            if report.changed != 1:
-                say(f"  warning: edit of {note.path} gave {report}")
-            if every > 0 and lance._writes_since_optimize == 0:
-                optimised.append(elapsed)
-            else:
-                sync_times.append(elapsed)
-
-    watch = Stopwatch()
-    edit(edits)
-    total = watch.elapsed()
-    auto = p50(optimised) - p50(sync_times) if optimised else 0.0
-    say(f"  {edits} single-note edits (edit on disk + Indexer.sync(paths=[path])) in "
-        f"{total:.1f} s: sync p50 {ms(p50(sync_times))} ms / p95 {ms(p95(sync_times))} ms; "
-        f"{len(optimised)} syncs ran the automatic optimise: p50 "
-        f"{ms(p50(optimised or [0.0]))} ms, i.e. one optimise ~{ms(auto)} ms")
-    show_interleaved(f"after {edits} edits", fresh.app, app, repeats, results)
-    if every <= 0:
-        app.close()
-        return
-    points = sorted({n - 1 for n in POLICIES if n <= every} | {every - 1})
-    for point in points:
-        edit((point - lance._writes_since_optimize) % every)
-        label = f"{point} writes since the optimise (worst point of optimize_every={point + 1})"
-        show_interleaved(label, fresh.app, app, repeats, results)
-        results.policy_points[point + 1] = label
-    optimise_options(app, fresh.app, repeats, results)
-    # the cost of one optimise after n writes, for each policy
-    results.optimise_cost[every] = auto
-    for n in POLICIES:
-        if n < every:
-            edit(n)
-            watch = Stopwatch()
-            lance.optimize()
-            results.optimise_cost[n] = watch.elapsed()
-    say("  optimise cost by policy: " + ", ".join(
-        f"after {n} writes {ms(cost)} ms ({ms(cost / n)} ms per write)"
-        for n, cost in sorted(results.optimise_cost.items())))
-    app.close()
-
-
-def optimise_options(app: App, fresh: App, repeats: int, results: Results) -> None:
-    """At the configured policy's worst point, what each remedy costs and what it buys."""
-    from lancedb.index import FTS
-
-    from vaultmem.index import tables as tb
-
-    lance = app.index()
-    watch = Stopwatch()
-    for column in tb.FTS_COLUMNS:
-        lance._chunks.create_index(column, config=FTS(), replace=True)
-    results.fts_refresh = watch.elapsed()
-    say(f"  option A, rebuild only the FTS indexes (no compaction): {results.fts_refresh:.2f} s")
-    show_interleaved("after option A", fresh, app, repeats, results)
-    watch = Stopwatch()
-    lance.optimize()
-    say(f"  option B, full optimize() (compact + index update + cleanup): "
-        f"{watch.elapsed():.2f} s")
-    show_interleaved("after option B", fresh, app, repeats, results)
-
-
 # ---- main -----------------------------------------------------------------------------------
 
 
@@ -541,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     real = SentenceTransformerEmbedder()
     watch = Stopwatch()
     real.embed(["warm-up: the model loads on the first embedding"] * 16)
-    _CHECK.append(real)
+    CHECKER.append(real)
     say(f"excluded from all figures: LanceDB import {lance_import:.1f} s, model load + first "
         f"batch {watch.elapsed():.1f} s (torch threads: {_torch_threads()})")
 
@@ -638,7 +427,7 @@ def full_real_vault(tmp: Path, repeats: int, results: Results) -> None:
 
 def summary(results: Results, args: argparse.Namespace) -> None:
     section("summary (targets)")
-    worst = max(_CHECKS, default=0.0)
+    worst = max(CHECKS, default=0.0)
     if worst > 3 * IDLE_CHECK:
         say(f"WARNING: the machine was busy during this run (machine check up to {ms(worst)} ms, "
             f"{worst / IDLE_CHECK:.0f}x idle): absolute latencies are inflated; the ratios, "

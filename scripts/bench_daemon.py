@@ -1,0 +1,626 @@
+"""vaultmem daemon benchmark: figures measured against a running `vaultmem run` over HTTP.
+
+Run: scripts/bench daemon [--quick]. Every daemon is a real
+`python -m vaultmem run` process (as the service units start it) with the real model and the
+default settings; only the vault, the data dir, the config file (none) and the port (0: a free
+one) are set, through VAULTMEM_* variables. All traffic goes to 127.0.0.1; all data lives in a
+temporary directory.
+
+0. A copy of a sample of the vaultofknowledge notes is indexed for real by a daemon (its RSS
+   after indexing is figure 6a); its chunks and their real vectors become the material of:
+1. a generated vault of ~10k chunks (notes made of real corpus chunks), indexed in this process
+   with PoolEmbedder (scripts/bench_support.py) under the real model's name: each chunk's
+   vector is the real vector of the corpus chunk it came from plus N(0, 0.02) noise. A daemon
+   with the real model accepts that index as its own; everything after this point (queries,
+   edits re-embedded by the watcher) uses the real model inside the daemon.
+Then, against daemons on that vault: cold start with a warm index, search, touch, edit on
+disk to searchable, idle CPU, RSS, and search after 1,000 edits against a fresh copy.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+import argparse
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_queries import QUERIES
+from bench_support import (
+    PoolEmbedder,
+    Stopwatch,
+    load_average,
+    machine_lines,
+    make_app,
+    ms,
+    now_utc,
+    p50,
+    p95,
+)
+from bench_vault import PoolChunk, SyntheticNote, VaultGenerator, copy_notes, usable_chunk
+
+from vaultmem.client import Client
+from vaultmem.errors import VaultmemError
+from vaultmem.index.embedders import SentenceTransformerEmbedder
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
+TARGETS = {"edit_p95": 2.0, "search_p50": 0.080, "touch_p50": 0.010, "churn": 1.5,
+           "rss_mb": 1200.0, "idle_pct": 1.0}
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def section(title: str) -> None:
+    say()
+    other = "; ANOTHER BENCHMARK IS RUNNING" if other_benchmark() else ""
+    say(f"== {title}   [load average {load_average()}{other}]")
+
+
+def other_benchmark() -> bool:
+    """Whether scripts/bench.py (the engine benchmark) runs now: it would share the 2 cores."""
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if b"scripts/bench.py" in command:
+            return True
+    return False
+
+
+# ---- a daemon process -----------------------------------------------------------------------
+
+
+class Daemon:
+    """One `python -m vaultmem run` process on a vault, its output appended to a log file."""
+
+    def __init__(self, vault: Path, data: Path, log: Path) -> None:
+        self.vault, self.data, self.log_path = vault, data, log
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_")},
+            "VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(data),
+            "VAULTMEM_CONFIG": str(data.parent / "no-config.toml"), "VAULTMEM_PORT": "0",
+            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+        }
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.client: Client | None = None
+        self._log: TextIO | None = None
+
+    def spawn(self) -> float:
+        """Start the process; returns the perf_counter() just before spawning."""
+        self.stop()  # never two processes (nor an orphan) for one data dir
+        self.data.mkdir(parents=True, exist_ok=True)
+        (self.data / "daemon.json").unlink(missing_ok=True)
+        self._log = self.log_path.open("a", encoding="utf-8")
+        started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "vaultmem", "run"], env=self.env, cwd=REPO,
+            stdout=self._log, stderr=subprocess.STDOUT,
+        )
+        return started
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def wait_socket(self, timeout: float = 120.0) -> Client:
+        """Wait for daemon.json of this process (the socket answers from then on)."""
+        path = self.data / "daemon.json"
+        info = wait_for(lambda: self._info(path), timeout, 0.01, "the daemon's socket")
+        token = (self.data / "token").read_text(encoding="utf-8").strip()
+        self.client = Client(info["url"], token, timeout=120)
+        return self.client
+
+    def _info(self, path: Path) -> dict[str, Any] | None:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"daemon exited with {self.proc.returncode}; see {self.log_path}")
+        try:
+            info: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return info if info.get("pid") == self.proc.pid else None
+
+    def wait_ready(self, timeout: float = 900.0) -> dict[str, Any]:
+        """Wait until start-up indexing finished and the model is loaded; the last status."""
+        def ready() -> dict[str, Any] | None:
+            status = self.status()
+            daemon = status["daemon"]
+            done = daemon["indexing"]["last"] is not None and not daemon["indexing"]["running"]
+            return status if done and daemon["model_loaded"] else None
+        return wait_for(ready, timeout, 0.1, "start-up indexing and the model")
+
+    def status(self) -> dict[str, Any]:
+        assert self.client is not None
+        return self.client.status()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+                say(f"  warning: daemon {self.proc.pid} did not stop on SIGTERM; killed")
+            self.proc = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def memory_mb(self) -> tuple[float, float]:
+        """(VmRSS, VmHWM) in MB (10^6 bytes) from /proc/<pid>/status."""
+        values = {}
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0]) * 1024 / 1e6
+        return values["VmRSS"], values["VmHWM"]
+
+    def cpu_seconds(self) -> float:
+        """utime + stime of the process (all its threads) from /proc/<pid>/stat."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def wait_for(probe: Callable[[], Any], timeout: float, step: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = probe()
+        if result:
+            return result
+        time.sleep(step)
+    raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+# ---- the vaults -----------------------------------------------------------------------------
+
+
+@dataclass
+class Figures:
+    rows: list[tuple[str, str, str, str]] = field(default_factory=list)
+
+    def add(self, name: str, value: str, target: str = "", verdict: str = "") -> None:
+        self.rows.append((name, value, target, verdict))
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def real_index(tmp: Path, notes: int, figures: Figures) -> tuple[list[PoolChunk], np.ndarray]:
+    """A daemon indexes a corpus sample for real; its chunks and vectors become the pool."""
+    vault, data = tmp / "real-vault", tmp / "real-data"
+    files = copy_notes(CORPUS, vault, notes)
+    daemon = Daemon(vault, data, tmp / "real-daemon.log")
+    started = daemon.spawn()
+    try:
+        daemon.wait_socket()
+        status = daemon.wait_ready()
+        seconds = time.perf_counter() - started
+        rss, hwm = daemon.memory_mb()
+    finally:
+        daemon.stop()
+    last = status["daemon"]["indexing"]["last"]
+    say(f"{len(files)} corpus notes indexed by a fresh daemon (real model): "
+        f"{last['added']} notes, {last['chunks_embedded']} chunks, indexing {last['seconds']:.1f} s"
+        f"; spawn to indexed + model loaded {seconds:.1f} s; RSS {rss:.0f} MB, peak {hwm:.0f} MB")
+    figures.add(f"6a. RSS after a full index ({last['chunks_embedded']} chunks, real model)",
+                f"{rss:.0f} MB (peak {hwm:.0f} MB)", f"<= {TARGETS['rss_mb']:.0f} MB",
+                verdict(rss <= TARGETS["rss_mb"]))
+    import lancedb
+
+    rows = lancedb.connect(str(data / "lance")).open_table("chunks").to_arrow()
+    pool, vectors, seen = [], [], set()
+    for heading, text, vector in zip(rows.column("heading").to_pylist(),
+                                     rows.column("text").to_pylist(),
+                                     rows.column("vector").to_pylist(), strict=True):
+        chunk = usable_chunk(heading, text)
+        if chunk is not None and chunk.text not in seen:
+            seen.add(chunk.text)
+            pool.append(chunk)
+            vectors.append(vector)
+    return pool, np.asarray(vectors, dtype=np.float32)
+
+
+@dataclass
+class Synthetic:
+    vault: Path
+    data: Path
+    notes: list[SyntheticNote]
+    generator: VaultGenerator
+
+
+def build_vault(tmp: Path, pool: list[PoolChunk], vectors: np.ndarray, chunks: int,
+                memories: int) -> Synthetic:
+    generator = VaultGenerator(pool, seed=chunks)
+    notes = generator.notes(chunks, memories, now_utc())
+    vault, data = tmp / "vault", tmp / "data"
+    generator.write(vault, notes)
+    # the real model's identity (its name; the model itself is never loaded here)
+    embedder = PoolEmbedder(SentenceTransformerEmbedder(), [c.text for c in pool], vectors)
+    watch = Stopwatch()
+    app = make_app(vault, data, embedder)
+    report = app.engine.reindex()
+    app.index().optimize()
+    stats = app.index().stats()
+    app.close()
+    say(f"generated vault: {len(notes)} notes ({memories} memories) from {len(pool)} corpus "
+        f"chunks; indexed in this process in {watch.elapsed():.1f} s: {report.added} notes, "
+        f"{stats['chunks']} chunks (vectors: {embedder.exact} by chunk, {embedder.nearest} "
+        f"by nearest words), optimised; embedder name {embedder.name}")
+    return Synthetic(vault, data, notes, generator)
+
+
+# ---- the measurements ------------------------------------------------------------------------
+
+
+def cold_starts(daemon: Daemon, runs: int, figures: Figures) -> None:
+    """Spawn to the first answered search, the index already built; the last daemon stays."""
+    totals: list[float] = []
+    for run in range(runs):
+        daemon.stop()
+        started = daemon.spawn()
+        client = daemon.wait_socket()
+        socket = time.perf_counter() - started
+        while True:
+            try:
+                client.search("how do I choose a window manager on Linux")
+                break
+            except VaultmemError:
+                time.sleep(0.02)
+        totals.append(time.perf_counter() - started)
+        say(f"  run {run + 1}: socket up {socket:.2f} s, first search answered "
+            f"{totals[-1]:.2f} s after spawn")
+    daemon.wait_ready()
+    figures.add(f"1. cold start to first search, warm index (median of {runs})",
+                f"{p50(totals):.1f} s (min {min(totals):.1f}, max {max(totals):.1f})")
+
+
+def timed_searches(client: Client, queries: Sequence[str]) -> list[float]:
+    samples = []
+    for query in queries:
+        watch = Stopwatch()
+        client.search(query)
+        samples.append(watch.elapsed())
+    return samples
+
+
+def query_list(count: int) -> list[str]:
+    return [QUERIES[i % len(QUERIES)] for i in range(count)]
+
+
+def search_latency(client: Client, count: int, figures: Figures, chunks: int) -> None:
+    first = timed_searches(client, QUERIES)  # warm-up, excluded
+    samples = timed_searches(client, query_list(count))
+    say(f"  warm-up (excluded), each of the {len(QUERIES)} queries once, the first search since "
+        f"start-up among them: p50 {ms(p50(first))} ms, max {ms(max(first))} ms")
+    say(f"  {count} searches (top_k 10, the {len(QUERIES)} queries in turn, one connection "
+        f"each): p50 {ms(p50(samples))} ms, p95 {ms(p95(samples))} ms, "
+        f"max {ms(max(samples))} ms")
+    figures.add(f"3. search over HTTP at {chunks} chunks, p50 / p95 ({count} queries)",
+                f"{ms(p50(samples))} / {ms(p95(samples))} ms",
+                f"p50 <= {ms(TARGETS['search_p50'])} ms",
+                verdict(p50(samples) <= TARGETS["search_p50"]))
+
+
+def touches(daemon: Daemon, syn: Synthetic, count: int, figures: Figures) -> None:
+    client = daemon.client
+    assert client is not None
+    note = next(n for n in syn.notes if n.path.startswith("memories/"))
+    match = re.search(r"^stm_id: (\S+)$", note.frontmatter, re.M)
+    assert match is not None
+    memory_id = match.group(1)
+    health = []
+    for _ in range(100):
+        watch = Stopwatch()
+        client.health()
+        health.append(watch.elapsed())
+    say(f"  baseline: GET /v1/health (no work) p50 {ms(p50(health))} ms, "
+        f"p95 {ms(p95(health))} ms")
+    before = client.get(memory_id)["use_count"]
+    samples = []
+    for _ in range(count):
+        watch = Stopwatch()
+        client.touch(memory_id)
+        samples.append(watch.elapsed())
+    after = client.get(memory_id)["use_count"]
+    watch = Stopwatch()
+    wait_for(lambda: daemon.status()["daemon"]["pending_usage_writes"] == 0, 120, 0.25,
+             "the usage flush")
+    flushed = watch.elapsed()
+    text = (syn.vault / note.path).read_text(encoding="utf-8")
+    on_disk = re.search(r"^stm_use_count: (\d+)", text, re.M)
+    disk = int(on_disk.group(1)) if on_disk else -1
+    ok = after == before + count and disk == before + count
+    say(f"  {count} touches of one memory: p50 {ms(p50(samples))} ms, p95 {ms(p95(samples))} ms;"
+        f" use_count {before} -> {after} at once, {disk} in the note after the scheduled flush "
+        f"({flushed:.1f} s later): {'correct' if ok else 'WRONG'}")
+    figures.add(f"4. touch over HTTP, p50 / p95 ({count} touches)",
+                f"{ms(p50(samples))} / {ms(p95(samples))} ms",
+                f"p50 <= {ms(TARGETS['touch_p50'])} ms",
+                verdict(p50(samples) <= TARGETS["touch_p50"]))
+    figures.add("4. use_count after the flush", f"+{disk - before} in the note",
+                f"+{count}", verdict(ok))
+
+
+def nonsense(rng: np.random.Generator) -> str:
+    letters = "bcdfghjklmnpqrstvwxz"
+    vowels = "aeiou"
+    return "".join(letters[int(rng.integers(20))] + vowels[int(rng.integers(5))]
+                   for _ in range(5))
+
+
+def searchable(client: Client, path: str, word: str) -> tuple[bool, bool]:
+    """(the note is found by its new word, with the word in its snippet; it is the top hit)."""
+    results = client.search(word)["results"]
+    for rank, hit in enumerate(results):
+        if hit["path"] == path:
+            return word in hit["snippet"], rank == 0
+    return False, False
+
+
+def edit_note(syn: Synthetic, rng: np.random.Generator, new: bool) -> tuple[str, str]:
+    """Create a short note, or append a line to a random note, with a new nonsense word."""
+    word = nonsense(rng)
+    if new:
+        path = f"Inbox/{word.capitalize()}.md"
+        text = syn.generator.pool[int(rng.integers(len(syn.generator.pool)))].text
+        (syn.vault / path).write_text(f"Met {word} today.\n\n{text}\n", encoding="utf-8")
+        return path, word
+    regular = [n for n in syn.notes if not n.path.startswith("memories/")]
+    path = regular[int(rng.integers(len(regular)))].path
+    with (syn.vault / path).open("a", encoding="utf-8") as handle:
+        handle.write(f"\nSee also {word}.\n")
+    return path, word
+
+
+def edit_latency(client: Client, syn: Synthetic, count: int, figures: Figures) -> None:
+    """Per edit: poll search for the new word until the note is found by it."""
+    rng = np.random.default_rng(2026)
+    samples: dict[str, list[float]] = {"new": [], "appended": []}
+    top = 0
+    for i in range(count):
+        path, word = edit_note(syn, rng, new=i % 2 == 0)
+        written = time.perf_counter()
+        while True:
+            found, first = searchable(client, path, word)
+            if found:
+                break
+            if time.perf_counter() - written > 60:
+                raise TimeoutError(f"{path} not found by {word!r} within 60 s")
+            time.sleep(0.02)
+        samples["new" if i % 2 == 0 else "appended"].append(time.perf_counter() - written)
+        top += first
+        time.sleep(0.5)
+    every = samples["new"] + samples["appended"]
+    say(f"  {count} edits, alternately a new note and a line appended to a random existing "
+        f"note, each polled by searching its new word every ~20 ms (plus the search time) "
+        f"until the note was in the results with the word in its snippet; timed from the "
+        f"write to the end of that search:")
+    for kind, values in samples.items():
+        say(f"    {kind:<9} p50 {ms(p50(values))} ms, p95 {ms(p95(values))} ms, "
+            f"max {ms(max(values))} ms")
+    say(f"    all       p50 {ms(p50(every))} ms, p95 {ms(p95(every))} ms; the edited note was "
+        f"the top hit in {top} of {count}")
+    figures.add(f"2. edit on disk -> searchable, p50 / p95 ({count} edits)",
+                f"{ms(p50(every))} / {ms(p95(every))} ms",
+                f"p95 <= {ms(TARGETS['edit_p95'])} ms",
+                verdict(p95(every) <= TARGETS["edit_p95"]))
+
+
+def idle_cpu(daemon: Daemon, seconds: float, figures: Figures) -> None:
+    time.sleep(3)  # let the last edit's work settle
+    cpu, watch = daemon.cpu_seconds(), Stopwatch()
+    time.sleep(seconds)
+    used, wall = daemon.cpu_seconds() - cpu, watch.elapsed()
+    share = 100 * used / wall
+    say(f"  idle for {wall:.0f} s: {used:.2f} s CPU (utime+stime) = {share:.2f} % of one core")
+    figures.add(f"7. idle CPU over {wall:.0f} s", f"{share:.2f} %",
+                f"<= {TARGETS['idle_pct']:.0f} %", verdict(share <= TARGETS["idle_pct"]))
+
+
+def churn(daemon: Daemon, syn: Synthetic, edits: int, batch: int) -> None:
+    """Single-note edits on disk, `batch` at a time; after each batch a sentinel note gets a
+    new word and the batch counts as indexed once the sentinel is found by it (the watcher
+    delivers paths in the order they changed, and one worker indexes them in turn)."""
+    client = daemon.client
+    assert client is not None
+    rng = np.random.default_rng(99)
+    rss = [f"{daemon.memory_mb()[0]:.0f}"]
+    small = [n for n in syn.notes if not n.path.startswith("memories/") and len(n.sections) <= 3]
+    sentinel = syn.vault / "Inbox" / "Churn sentinel.md"
+    waits: list[float] = []
+    watch = Stopwatch()
+    for done in range(0, edits, batch):
+        for index in rng.choice(len(small), size=min(batch, edits - done), replace=False):
+            syn.generator.edit(syn.vault, small[int(index)])  # a section gets another chunk
+        word = nonsense(rng)
+        sentinel.write_text(f"Batch {word}.\n", encoding="utf-8")
+        written = time.perf_counter()
+        wait_for(lambda w=word: searchable(client, "Inbox/Churn sentinel.md", w)[0],
+                 120, 0.02, "a batch of edits to be indexed")
+        waits.append(time.perf_counter() - written)
+        if (done + batch) % (edits // 4 or 1) == 0:
+            rss.append(f"{daemon.memory_mb()[0]:.0f}")
+    total = watch.elapsed()
+    chunks = sum(len(n.sections) for n in small) / len(small)
+    say(f"  {edits} edits of random notes with <= 3 sections (mean {chunks:.1f} chunks; "
+        f"{len(small)} such notes; a section replaced by another corpus chunk), {batch} at a "
+        f"time, each batch waited for until indexed: {total:.1f} s ({edits / total:.1f} "
+        f"edits/s); last write -> batch indexed p50 {ms(p50(waits))} ms, "
+        f"p95 {ms(p95(waits))} ms")
+    say(f"  daemon RSS (MB) before and after each quarter of the edits: {', '.join(rss)}")
+
+
+def lance_stats(data: Path) -> str:
+    import lancedb
+
+    table = lancedb.connect(str(data / "lance")).open_table("chunks")
+    stats = table.stats()
+    return (f"chunk table: {table.count_rows()} rows, "
+            f"{stats['fragment_stats']['num_fragments']} fragments, version {table.version}")
+
+
+def compare_fresh(churned: Daemon, fresh: Daemon, count: int, label: str) -> float:
+    """Churned and fresh daemons, query by query in alternating order; the p50 ratio."""
+    assert churned.client is not None and fresh.client is not None
+    timed_searches(churned.client, QUERIES)  # warm-up, excluded
+    timed_searches(fresh.client, QUERIES)
+    samples: dict[str, list[float]] = {"fresh": [], "churned": []}
+    pairs = [("fresh", fresh.client), ("churned", churned.client)]
+    for i, query in enumerate(query_list(count)):
+        for kind, client in pairs if i % 2 == 0 else pairs[::-1]:
+            samples[kind].extend(timed_searches(client, [query]))
+    f, c = samples["fresh"], samples["churned"]
+    ratio = p50(c) / p50(f)
+    say(f"  {label}, interleaved, {count} queries each: fresh p50 {ms(p50(f))} / p95 "
+        f"{ms(p95(f))} ms, churned p50 {ms(p50(c))} / p95 {ms(p95(c))} ms; p50 ratio {ratio:.2f}")
+    return ratio
+
+
+def churn_ratio(churned: Daemon, fresh: Daemon, count: int, figures: Figures) -> None:
+    """First with the churned daemon as it is, then with both daemons restarted, so that the
+    two processes have the same history and only their indexes differ."""
+    start(fresh)
+    live = compare_fresh(churned, fresh, count, "churned daemon as it is vs a new fresh daemon")
+    for daemon in (churned, fresh):
+        start(daemon)
+    say(f"  restarted churned daemon: {lance_stats(churned.data)} (a start optimises only "
+        f"above 50 fragments)")
+    again = compare_fresh(churned, fresh, count, "both daemons restarted")
+    figures.add("5. search p50 after the edits / fresh copy (interleaved)",
+                f"{again:.2f} (both restarted); {live:.2f} (churned as it was)",
+                f"<= {TARGETS['churn']}", verdict(max(again, live) <= TARGETS["churn"]))
+
+
+def start(daemon: Daemon) -> None:
+    daemon.spawn()
+    daemon.wait_socket()
+    daemon.wait_ready()
+
+
+# ---- main -----------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="vaultmem daemon benchmark (over the socket)")
+    parser.add_argument("--quick", action="store_true", help="smoke run (~2-3 min)")
+    args = parser.parse_args(argv)
+    full = not args.quick
+    args.pool_notes = 300 if full else 40
+    args.chunks = 10000 if full else 1500
+    args.memories = 50 if full else 20
+    args.cold_runs = 3 if full else 1
+    args.searches = 100 if full else 30
+    args.touches = 500 if full else 100
+    args.edits = 30 if full else 5
+    args.idle = 60.0 if full else 10.0
+    args.churn = 1000 if full else 60
+    args.batch = 10
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    # SIGTERM (and SIGINT, even where a shell ignored it) unwind, so the daemons are stopped
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _interrupted)
+    started = Stopwatch()
+    say("vaultmem daemon benchmark (over the localhost socket)")
+    say(f"date: {now_utc():%Y-%m-%d %H:%M} UTC")
+    say(f"command: {os.environ.get('BENCH_COMMAND') or 'scripts/bench daemon'}"
+        f"{' --quick' if args.quick and not os.environ.get('BENCH_COMMAND') else ''}")
+    for line in machine_lines():
+        say(line)
+    figures = Figures()
+    with tempfile.TemporaryDirectory(prefix="vaultmem-bench-daemon-") as name:
+        tmp = Path(name)
+        section("0. material: a corpus sample indexed by a daemon, then a generated vault")
+        pool, vectors = real_index(tmp, args.pool_notes, figures)
+        syn = build_vault(tmp, pool, vectors, args.chunks, args.memories)
+        shutil.copytree(syn.vault, tmp / "fresh-vault")
+        shutil.copytree(syn.data, tmp / "fresh-data")
+        run_daemons(tmp, syn, args, figures)
+    summary(figures)
+    say(f"\ntotal run time {started.elapsed() / 60:.1f} min; load average at the end "
+        f"{load_average()}")
+
+
+def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Figures) -> None:
+    main_daemon = Daemon(syn.vault, syn.data, tmp / "daemon.log")
+    fresh = Daemon(tmp / "fresh-vault", tmp / "fresh-data", tmp / "fresh-daemon.log")
+    try:
+        section("1. cold start with a warm index")
+        first = main_daemon.spawn()
+        main_daemon.wait_socket()
+        main_daemon.wait_ready()
+        rss, hwm = main_daemon.memory_mb()
+        say(f"  first start on the prebuilt index: reconciled and model loaded "
+            f"{time.perf_counter() - first:.1f} s after spawn; RSS {rss:.0f} MB, peak {hwm:.0f} MB")
+        cold_starts(main_daemon, args.cold_runs, figures)
+        client = main_daemon.client
+        assert client is not None
+        section(f"3. search over HTTP at {args.chunks} chunks")
+        search_latency(client, args.searches, figures, args.chunks)
+        say("  daemon RSS {:.0f} MB, peak {:.0f} MB".format(*main_daemon.memory_mb()))
+        section("4. touch over HTTP")
+        touches(main_daemon, syn, args.touches, figures)
+        section("2. edit on disk -> searchable (watcher, debounce 300 ms)")
+        edit_latency(client, syn, args.edits, figures)
+        section("7. idle CPU")
+        idle_cpu(main_daemon, args.idle, figures)
+        section(f"5. search after {args.churn} edits vs a fresh copy")
+        churn(main_daemon, syn, args.churn, args.batch)
+        say(f"  churned: {lance_stats(syn.data)}")
+        rss, hwm = main_daemon.memory_mb()
+        say(f"  churned daemon after the edits: RSS {rss:.0f} MB, peak {hwm:.0f} MB")
+        figures.add(f"6b. RSS after cold starts, searches and {args.churn + args.edits} edits",
+                    f"{rss:.0f} MB (peak {hwm:.0f} MB)", f"<= {TARGETS['rss_mb']:.0f} MB",
+                    verdict(rss <= TARGETS["rss_mb"]))
+        say(f"  fresh copy (the vault and index before any daemon ran): "
+            f"{lance_stats(tmp / 'fresh-data')}")
+        churn_ratio(main_daemon, fresh, args.searches, figures)
+    finally:
+        fresh.stop()
+        main_daemon.stop()
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def summary(figures: Figures) -> None:
+    section("summary")
+    width = max(len(row[0]) for row in figures.rows)
+    value_width = max(len(row[1]) for row in figures.rows)
+    for name, value, target, result in figures.rows:
+        say(f"  {name:<{width}}  {value:<{value_width}}  {target:<16} {result}")
+
+
+if __name__ == "__main__":
+    main()

@@ -129,7 +129,7 @@ def build_app(
     """Wire the engine. With a usage journal (the daemon), memory writes are journalled."""
     root = settings.require_vault().resolve()
     data_dir = settings.vault_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # index and catalog: private
     rules = IgnoreRules.from_vault(root, extra_folders=settings.ignore_folders)
     catalog = Catalog(data_dir / "catalog.sqlite3")
     embedder = embedder or make_embedder(settings.embedding_model)

@@ -20,7 +20,7 @@ class VaultLock:
         self._fd: int | None = None
 
     def acquire(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # the data dir: private
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         if not _try_lock(fd):
             os.close(fd)

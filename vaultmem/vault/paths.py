@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 from pathlib import Path, PurePosixPath
@@ -61,8 +62,9 @@ def _pick_existing(root: Path, rel: str) -> str | None:
     """`rel` itself if it is a file, else `rel.md` if that exists, else an existing `rel`."""
     candidates = [rel] if rel.lower().endswith(".md") else [rel, rel + ".md"]
     for candidate in candidates:
-        if (root / candidate).is_file():
-            return candidate
+        with contextlib.suppress(OSError):  # e.g. a name longer than the file system allows
+            if (root / candidate).is_file():
+                return candidate
     for candidate in candidates:
         if os.path.lexists(root / candidate):
             return candidate

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .decay import SECONDS_PER_DAY, DecayParams, elapsed_seconds, score
-from .memory import ACTIVE, ARCHIVED, PROMOTED, MemoryState
+from .memory import ACTIVE, ARCHIVED, PROMOTED, MemoryState, future_problem
 
 KEEP = "keep"
 FORGET = "forget"
@@ -59,6 +59,9 @@ def decide(state: MemoryState, now: datetime, decay: DecayParams, policy: Policy
         return Decision(KEEP, "already promoted", value)
     if state.status == ARCHIVED:
         return Decision(KEEP, "archived", value)
+    problem = future_problem(state, now)
+    if problem is not None:
+        return Decision(KEEP, f"{problem}: left alone", value)
     promote_reason = _promotion_reason(state, value, now, policy)
     if promote_reason is not None:
         return Decision(PROMOTE, promote_reason, value)
@@ -138,7 +141,8 @@ def plan_cap(
     if excess <= 0:
         return []
     scored = sorted(
-        ((score(s, now, decay), s.id) for s in active if not s.pinned),
+        ((score(s, now, decay), s.id) for s in active
+         if not s.pinned and future_problem(s, now) is None),
         key=lambda pair: (pair[0], pair[1]),
     )
     return [

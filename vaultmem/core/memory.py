@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 STM_KEYS: tuple[str, ...] = (
     "stm_id",
@@ -31,6 +31,8 @@ STATUSES: tuple[str, ...] = (ACTIVE, PROMOTED, ARCHIVED)
 MEMORY_TYPES: tuple[str, ...] = ("decision", "pattern", "convention", "issue", "preference", "fact")
 
 STRENGTH_MIN = 0.0
+# Clocks of synced devices disagree a little; dates further ahead than this are not trusted.
+FUTURE_TOLERANCE = timedelta(days=1)
 STRENGTH_MAX = 2.0
 
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
@@ -72,6 +74,14 @@ def is_memory(fields: Mapping[str, object]) -> bool:
     """True when the frontmatter carries a non-empty `stm_id`."""
     value = fields.get("stm_id")
     return value is not None and str(value).strip() != ""
+
+
+def future_problem(state: MemoryState, now: datetime) -> str | None:
+    """Why a memory's dates cannot be trusted (they lie ahead of `now`), or None."""
+    for key, value in (("stm_created", state.created), ("stm_last_used", state.last_used)):
+        if value - now > FUTURE_TOLERANCE:
+            return f"{key} {format_datetime(value)} is in the future"
+    return None
 
 
 def new_state(

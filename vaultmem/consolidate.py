@@ -101,8 +101,8 @@ class Consolidator:
             archived = [self.engine.memories.write_state_now(
                 m, replace(m.state, status=ARCHIVED, merged_into=state.id)) for m in members]
         self.engine.sync_paths([path])
-        moves = [{"id": m.state.id, "from": m.path, "to": self.lifecycle.move_to_archive(m.path)}
-                 for m in archived]
+        targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
+        moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
         return {"cluster_id": cluster.id, "merged_into": self.engine.get(path, now),
                 "archived": moves}
 

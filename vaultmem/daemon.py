@@ -29,6 +29,7 @@ from vaultmem.lock import VaultLock
 from vaultmem.scheduler import Job, Scheduler
 from vaultmem.server import ApiServer
 from vaultmem.usage import FlushReport, JournaledMemoryStore, UsageJournal
+from vaultmem.vault.writes import remove_stale_temp_files
 from vaultmem.watch import VaultWatcher
 
 log = logging.getLogger("vaultmem.daemon")
@@ -150,6 +151,9 @@ class Daemon:
         self.progress.running = True
         try:
             report = self.app.engine.reindex(full=full, progress=self.progress.update)
+            # Rows written since the last optimise are missing from the full-text index and
+            # searched by a scan; after a large indexing run that is up to half the vault.
+            self._optimize()
         finally:
             self.progress.running = False
         self.progress.last = _report_json(report)
@@ -178,8 +182,12 @@ class Daemon:
         }
 
     def _startup(self) -> None:
-        """Replay pending usage writes, reconcile the index with the vault, warm the model."""
+        """Remove temp files an interrupted write left behind, replay pending usage writes,
+        reconcile the index with the vault, warm the model."""
         try:
+            if self.app is not None:
+                for path in remove_stale_temp_files(self.app.root):
+                    log.info("removed %s, left by an interrupted write", path)
             self._flush_quietly()
             self.reindex(full=False)
             if not self._stop.is_set() and self.app is not None:

@@ -10,18 +10,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 from vaultmem.core.chunking import Chunk, chunk_markdown, embedding_text
-from vaultmem.core.memory import is_memory
+from vaultmem.core.memory import future_problem, is_memory, state_from_fields
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
-from vaultmem.errors import NoteError
+from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, read_note
-from vaultmem.vault.scan import FileStat, scan_vault
+from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 
 Progress = Callable[[int, int], None]
 INDEXED, SKIPPED, FAILED = "indexed", "skipped", "failed"
@@ -164,19 +165,9 @@ class Indexer:
         files: dict[str, FileStat] = {}
         skipped: list[tuple[str, str]] = []
         for path in sorted(set(paths)):
-            if self.rules.reason(path) is not None or not path.lower().endswith(".md"):
-                continue
-            full = self.root / path
-            try:
-                if full.is_symlink() or not full.is_file():
-                    continue  # gone (deleted) or not a plain note: a full scan reports it
-                st = full.stat()
-            except OSError:
-                continue
-            if st.st_size > self.settings.max_note_bytes:
-                skipped.append((path, f"larger than {self.settings.max_note_bytes} bytes"))
-                continue
-            files[path] = FileStat(mtime_ns=st.st_mtime_ns, size=st.st_size)
+            one = scan_one(self.root, path, self.rules, max_bytes=self.settings.max_note_bytes)
+            files.update(one.files)
+            skipped.extend(one.skipped)
         return files, skipped
 
     def _disk_fingerprints(
@@ -194,7 +185,9 @@ class Indexer:
                 continue
             try:
                 note = read_note(self.root, path)
-            except NoteError as exc:
+            except NotFound:
+                continue  # deleted since the scan: gone from the index like any deleted note
+            except (NoteError, InvalidInput) as exc:  # InvalidInput: e.g. a path leaving the vault
                 failed[path] = exc.message
                 continue
             except OSError as exc:
@@ -355,6 +348,7 @@ class Indexer:
             reason = f"frontmatter does not parse, body indexed only: {note.frontmatter_error}"
         elif note.warnings:
             reason = "; ".join(note.warnings)
+        reason = "; ".join(filter(None, [reason, _memory_problem(note)]))
         return NoteRecord(
             path=note.path, file_hash=note.file_hash, body_hash=note.body_hash,
             title=note.title, tags=tuple(note.tags), aliases=tuple(note.aliases),
@@ -362,6 +356,18 @@ class Indexer:
             status=INDEXED, reason=reason, mtime_ns=note.mtime_ns, size=note.size,
             chunk_count=chunk_count,
         )
+
+
+def _memory_problem(note: Note) -> str:
+    """Why a memory-like note is reported instead of handled as a memory ("" when fine)."""
+    if not is_memory(note.fields):
+        return ""
+    try:
+        state = state_from_fields(note.fields, tags=note.tags)
+    except ValueError as exc:
+        return f"not a valid memory, never written: {exc}"
+    problem = future_problem(state, datetime.now(UTC))
+    return f"memory left alone: {problem}" if problem else ""
 
 
 def _placeholder(path: str, status: str, reason: str, root: Path) -> NoteRecord:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -33,13 +33,14 @@ from vaultmem.core.memory import (
     PROMOTED,
     MemoryState,
     new_state,
+    state_from_fields,
     state_to_fields,
 )
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import touch
 from vaultmem.errors import InvalidInput, NoteError, Refused
 from vaultmem.index.base import Vector
-from vaultmem.memories import MemoryNote
+from vaultmem.memories import MemoryNote, writable
 from vaultmem.protocol import JSON
 from vaultmem.service import Engine
 from vaultmem.vault.frontmatter import splice_stm
@@ -50,8 +51,9 @@ from vaultmem.vault.memories import (
     slugify,
     wikilink,
 )
+from vaultmem.vault.notes import parse_note
 from vaultmem.vault.paths import resolve_folder
-from vaultmem.vault.writes import create_new, guarded_write, move_file, sha256_bytes
+from vaultmem.vault.writes import create_new, guarded_write, move_file
 
 _SPACES = re.compile(r"\s+")
 SLUG_MAX = 60
@@ -102,11 +104,14 @@ class Lifecycle:
                     memory, now, f"a near-duplicate memory exists (cosine {cosine:.2f})")
             state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
                               pinned=pinned, source=source, tags=tuple(clean_tags))
-            path = self._create_note(now.date(), (title or _title_from(content)).strip(),
-                                     content, state, clean_tags)
+            path, text = self._create_note(now.date(), (title or _title_from(content)).strip(),
+                                           content, state, clean_tags)
         self.engine.sync_paths([path])
-        view = self.engine.get(path, now)
-        return {"created": True, "reinforced": None, "memory": view}
+        # Answer with what was written: re-reading the note could fail (404) when its user
+        # has already moved it, and a client would then save the memory again.
+        note = parse_note(path, text.encode("utf-8"))
+        written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags))
+        return {"created": True, "reinforced": None, "memory": self.engine.view(written, now)}
 
     def _check_content(
         self, content: str, *, title: str | None, tags: Sequence[str], source: str | None,
@@ -150,9 +155,9 @@ class Lifecycle:
 
     def _create_note(
         self, day: date, title: str, content: str, state: MemoryState, tags: list[str]
-    ) -> str:
+    ) -> tuple[str, str]:
         """Write the new note as `YYYY-MM-DD <slug>.md` (the title stays human inside it);
-        a taken name gets `-2`, `-3`, …; nothing is ever overwritten."""
+        a taken name gets `-2`, `-3`, …; nothing is ever overwritten. Returns (path, text)."""
         text = render_memory_note(title=title, body=content, stm_fields=state_to_fields(state),
                                   tags=tags)
         folder_rel, folder_abs = resolve_folder(self.engine.root, self.params.memory_folder)
@@ -163,7 +168,7 @@ class Lifecycle:
                 create_new(folder_abs / name, text.encode("utf-8"))
             except FileExistsError:
                 continue
-            return f"{folder_rel}/{name}" if folder_rel else name
+            return (f"{folder_rel}/{name}" if folder_rel else name), text
         raise NoteError(f"{MAX_COLLISIONS} notes named like {stem!r} exist in {folder_rel}")
 
     def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
@@ -183,8 +188,8 @@ class Lifecycle:
     def gc(self, now: datetime, *, apply: bool = False) -> JSON:
         memories, plan = self.plan(now)
         by_path = {m.path: m for m in memories}
-        done = [self._archive(by_path[item.path], item.decision, now)
-                for item in (plan.archive if apply else ())]
+        done = _done(self._archive(by_path[item.path], item.decision, now)
+                     for item in (plan.archive if apply else ()))
         return {
             "dry_run": not apply,
             "archive": [_item_json(item) for item in plan.archive],
@@ -204,7 +209,8 @@ class Lifecycle:
             memories, plan = self.plan(now)
             items = list(plan.promote)
             by_path = {m.path: m for m in memories}
-        done = [] if dry_run else [self._promote(by_path[i.path], i.decision, now) for i in items]
+        done = [] if dry_run else _done(self._promote(by_path[i.path], i.decision, now)
+                                        for i in items)
         return {"dry_run": dry_run, "promote": [_item_json(i) for i in items], "promoted": done}
 
     def sweep(self, now: datetime, *, dry_run: bool = True) -> JSON:
@@ -212,10 +218,10 @@ class Lifecycle:
         finished = [] if dry_run else self.finish_moves()
         memories, plan = self.plan(now)
         by_path = {m.path: m for m in memories}
-        archived = [] if dry_run else [
-            self._archive(by_path[i.path], i.decision, now) for i in plan.archive]
-        promoted = [] if dry_run else [
-            self._promote(by_path[i.path], i.decision, now) for i in plan.promote]
+        archived = [] if dry_run else _done(
+            self._archive(by_path[i.path], i.decision, now) for i in plan.archive)
+        promoted = [] if dry_run else _done(
+            self._promote(by_path[i.path], i.decision, now) for i in plan.promote)
         return {
             "dry_run": dry_run,
             "archive": [_item_json(i) for i in plan.archive],
@@ -232,35 +238,51 @@ class Lifecycle:
             folder = {ARCHIVED: self.params.archive_folder,
                       PROMOTED: self.params.promoted_folder}.get(memory.state.status)
             if folder and not _inside(memory.path, folder):
-                done.append({"id": memory.state.id, "from": memory.path,
-                             "to": self._move(memory.path, folder)})
+                target = self._move(memory.path, folder)
+                if target is not None:
+                    done.append({"id": memory.state.id, "from": memory.path, "to": target})
         return done
 
     # applying -----------------------------------------------------------------------------
 
-    def _archive(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON:
-        new = _with(memory.state, status=ARCHIVED)
-        self.engine.memories.write_state_now(memory, new)
+    def _current(self, memory: MemoryNote) -> MemoryNote | None:
+        """The planned memory as it is now, with the uses, pins and edits recorded since the
+        plan (writing the planned state would undo them); None when it is gone, moved or no
+        longer active. Call with the memory lock held."""
+        current = self.engine.memories.try_load(memory.path)
+        if current is None or current.state.id != memory.state.id or not writable(current):
+            return None
+        return current if current.state.status == ACTIVE else None
+
+    def _archive(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
+        with self.engine.memories.lock:
+            current = self._current(memory)
+            if current is None or current.state.pinned:
+                return None
+            self.engine.memories.write_state_now(current, _with(current.state, status=ARCHIVED))
         target = self._move(memory.path, self.params.archive_folder)
+        if target is None:
+            return None
         return {"id": memory.state.id, "from": memory.path, "to": target,
                 "reason": decision.reason}
 
-    def _promote(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON:
+    def _promote(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
         links = self._related_links(memory)
-        new = _with(memory.state, status=PROMOTED, promoted_at=now)
         full = self.engine.root / memory.path
         with self.engine.memories.lock:
-            raw = full.read_bytes()
-            if sha256_bytes(raw) != memory.note.file_hash:
-                memory = self.engine.memories.load(memory.path)
-                raw = full.read_bytes()
-            text = raw.decode("utf-8")
-            text = splice_stm(text, self.engine.memories.file_updates(memory, new))
+            current = self._current(memory)
+            if current is None:
+                return None
+            new = _with(current.state, status=PROMOTED, promoted_at=now)
+            text = full.read_bytes().decode("utf-8")
+            text = splice_stm(text, self.engine.memories.file_updates(current, new))
             if links:
                 text = set_related_section(text, links)
-            guarded_write(full, text.encode("utf-8"), sha256_bytes(raw))
+            guarded_write(full, text.encode("utf-8"), current.note.file_hash)
             self.engine.memories.written(memory.state.id)
         target = self._move(memory.path, self.params.promoted_folder)
+        if target is None:
+            return None
         return {"id": memory.state.id, "from": memory.path, "to": target,
                 "reason": decision.reason, "links": links}
 
@@ -284,15 +306,23 @@ class Lifecycle:
             links.append(wikilink(target, all_paths, alias=title))
         return links
 
-    def move_to_archive(self, path: str) -> str:
+    def move_to_archive(self, path: str) -> str | None:
         """Move a note whose state already says archived into the archive folder (never
-        overwriting; the index follows). Returns its new vault-relative path."""
+        overwriting; the index follows). Returns its new vault-relative path, or None when
+        the note is no longer at `path`."""
         return self._move(path, self.params.archive_folder)
 
-    def _move(self, path: str, folder: str) -> str:
+    def _move(self, path: str, folder: str) -> str | None:
+        """Move a note into `folder`; None when its user moved or deleted it since its state
+        was written (a later sweep's `finish_moves` moves it if it is still in the vault)."""
         name = PurePosixPath(path).name
-        target = _free_path(self.engine.root, folder, name)
-        move_file(self.engine.root / path, self.engine.root / target)
+        with self.engine.memories.lock:  # a flush must not write the note mid-move
+            target = _free_path(self.engine.root, folder, name)
+            try:
+                move_file(self.engine.root / path, self.engine.root / target)
+            except FileNotFoundError:
+                if not (self.engine.root / target).exists():
+                    return None
         self.engine.sync_paths([path, target])
         return target
 
@@ -305,6 +335,11 @@ def _free_path(root: Path, folder: str, name: str) -> str:
         candidate = f"{folder}/{stem} {n}{suffix}"
         n += 1
     return candidate
+
+
+def _done(moves: Iterable[JSON | None]) -> list[JSON]:
+    """The moves that happened (a memory that changed since the plan is left alone)."""
+    return [move for move in moves if move is not None]
 
 
 def _inside(path: str, folder: str) -> bool:

@@ -21,7 +21,7 @@ from vaultmem.core.memory import (
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.notes import Note, read_note
+from vaultmem.vault.notes import INVALID_UTF8, Note, read_note
 from vaultmem.vault.paths import resolve_in_vault
 from vaultmem.vault.scan import scan_vault
 from vaultmem.vault.writes import edit_stm
@@ -99,7 +99,7 @@ class MemoryStore:
     def try_load(self, path: str) -> MemoryNote | None:
         try:
             note = self._read(path)
-        except (NoteError, OSError):
+        except (NoteError, NotFound, OSError):  # NotFound: deleted since it was listed
             return None
         if note.frontmatter_error or not is_memory(note.fields):
             return None
@@ -112,6 +112,7 @@ class MemoryStore:
 
     def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         """Record a new state. Here: written to the note at once (the daemon journals it)."""
+        check_writable(memory)
         return self.write_state_now(memory, new)
 
     def write_state_now(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
@@ -141,6 +142,17 @@ class MemoryStore:
             return state_from_fields(note.fields, tags=note.tags)
         except ValueError as exc:
             raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
+
+
+def writable(memory: MemoryNote) -> bool:
+    """False for a note vaultmem never writes (its bytes are not valid UTF-8)."""
+    return INVALID_UTF8 not in memory.note.warnings
+
+
+def check_writable(memory: MemoryNote) -> None:
+    """Refuse a state change that could never reach the note's file (before recording it)."""
+    if not writable(memory):
+        raise NoteError(f"{memory.path} is not valid UTF-8; vaultmem never writes it")
 
 
 def _looks_like_path(ref: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
-from vaultmem.memories import MemoryNote, MemoryStore
+from vaultmem.memories import MemoryNote, MemoryStore, check_writable
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.writes import edit_stm
 
@@ -163,6 +163,7 @@ class JournaledMemoryStore(MemoryStore):
     # writes -------------------------------------------------------------------------------
 
     def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
+        check_writable(memory)
         with self.lock:
             self.journal.put(new.id, memory.path, state_to_fields(new))
         return MemoryNote(memory.path, memory.note, new)
@@ -204,12 +205,18 @@ class JournaledMemoryStore(MemoryStore):
             return memory.path if updates else None
 
     def _file_memory(self, pending: Pending) -> MemoryNote | None:
-        """The memory as its file holds it, found at its recorded path or by id."""
+        """The memory as its file holds it, found at its recorded path or by id; None only
+        when no note in the vault has its id (the catalog may still show a renamed note at its
+        old path, and dropping the pending state then would lose recorded uses)."""
         memory = MemoryStore.try_load(self, pending.path)
         if memory is not None and memory.state.id == pending.memory_id:
             return memory
         try:
-            path = self.resolve(pending.memory_id)
+            memory = MemoryStore.try_load(self, self.resolve(pending.memory_id))
         except NotFound:
-            return None
-        return MemoryStore.try_load(self, path)
+            memory = None
+        if memory is not None and memory.state.id == pending.memory_id:
+            return memory
+        found = next((m.path for m in MemoryStore.iter_memories(self)
+                      if m.state.id == pending.memory_id), None)
+        return MemoryStore.try_load(self, found) if found is not None else None

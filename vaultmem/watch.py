@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -50,6 +51,10 @@ RescanCallback = Callable[[], None]
 # are the loggers (and the words) through which the watcher learns that events were lost.
 _OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 _OVERFLOW_WORD = "overflow"
+# watchdog (and `_walk_files`) walk folders with os.walk, which recurses once per level; a vault
+# nested about 1000 folders deep would exceed Python's default limit and stop the watcher.
+# Absolute paths (PATH_MAX 4096) cap the depth near 2048 levels.
+_WALK_RECURSION_LIMIT = 6_000
 
 # Only changes. Opens, closes and attribute changes are left out: reading a note (as the
 # indexer does after every batch) must not queue it again.
@@ -107,6 +112,7 @@ class VaultWatcher:
         """Start watching. Raises OSError when the vault cannot be watched."""
         if self._worker is not None:
             raise RuntimeError("the watcher was already started")
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), _WALK_RECURSION_LIMIT))
         self._worker = threading.Thread(target=self._run, name="vaultmem-watch", daemon=True)
         self._worker.start()
         for name in _OVERFLOW_LOGGERS:
@@ -206,6 +212,8 @@ class VaultWatcher:
         src_rel = self._relative(src) if src is not None else None
         if dest_rel is None or _ignored_both(self._rules, "", dest_rel, src_rel):
             return
+        if os.path.islink(self.root / dest_rel):
+            return  # a symlinked folder: never walked (it may lead out of the vault, or loop)
         for rel_in_folder in _walk_files(self.root / dest_rel, self._rules, dest_rel, src_rel):
             for base in (dest_rel, src_rel):
                 if base is not None and self._is_note(f"{base}/{rel_in_folder}"):

@@ -31,13 +31,18 @@ class DaemonProcess:
         }
         self.proc: subprocess.Popen[bytes] | None = None
         self.client: Client | None = None
+        self.output: Path | None = None  # a log file for the daemon's output (else pipes)
 
     def start(self, timeout: float = 60.0) -> Client:
         (self.data / "daemon.json").unlink(missing_ok=True)
+        log = self.output.open("ab") if self.output is not None else None
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "vaultmem", "run", "--log-level", "warning"],
-            env=self.env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=self.env, cwd=REPO, stdout=log or subprocess.PIPE,
+            stderr=subprocess.STDOUT if log else subprocess.PIPE,
         )
+        if log is not None:
+            log.close()  # the child holds its own copy
         info = self._wait_for_daemon_file(timeout)
         token = (self.data / "token").read_text(encoding="utf-8").strip()
         self.client = Client(info["url"], token, timeout=30)

@@ -36,6 +36,9 @@ class Heading:
     line: int  # 1-based line number in the file
 
 
+INVALID_UTF8 = "invalid UTF-8 replaced"
+
+
 @dataclass(frozen=True)
 class Note:
     path: str
@@ -71,15 +74,27 @@ def title_of(path: str) -> str:
 def read_note(root: Path, path: str) -> Note:
     """Read and parse the note at a vault path (NotFound / PathOutsideVault / NoteError)."""
     rel, absolute = resolve_in_vault(root, path)
+    raw, info = _read_regular(absolute, rel)
+    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns)
+
+
+def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
+    # Non-blocking open: a FIFO swapped in after the scan must not block the reader forever.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        with open(absolute, "rb") as handle:
-            info = os.fstat(handle.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise NoteError(f"{rel} is not a regular file")
-            raw = handle.read()
+        fd = os.open(absolute, flags)
     except IsADirectoryError:
         raise NoteError(f"{rel} is a folder, not a note") from None
-    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns)
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise NoteError(f"{rel} is a folder, not a note")
+        if not stat.S_ISREG(info.st_mode):
+            raise NoteError(f"{rel} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(), info
+    finally:
+        os.close(fd)
 
 
 def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
@@ -91,7 +106,7 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text = raw.decode("utf-8", errors="replace")
-        warnings.append("invalid UTF-8 replaced")
+        warnings.append(INVALID_UTF8)
     fields, body, body_start, error = _split(text)
     tokens = _MARKDOWN.parse(body)
     first_line = text.count("\n", 0, body_start) + 1

@@ -17,6 +17,7 @@ SYMLINK_LOOP = "symlink loop"
 TOO_LARGE = "too large"
 NOT_REGULAR = "not a regular file"
 DUPLICATE_FOLDER = "symlink to a folder already scanned"
+BAD_NAME = "name is not valid UTF-8"
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,21 @@ class ScanResult:
 
 def is_note_name(name: str) -> bool:
     return name.lower().endswith(".md")
+
+
+def has_bad_name(rel: str) -> bool:
+    """True when a path holds bytes that are not UTF-8 (decoded as lone surrogates): it could
+    be neither stored nor shown, so it is reported under `printable_path` instead."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def printable_path(rel: str) -> str:
+    """`rel` with undecodable bytes shown as backslash escapes."""
+    return os.fsencode(rel).decode("utf-8", errors="backslashreplace")
 
 
 def _inside(real: str, real_root: str) -> bool:
@@ -78,6 +94,9 @@ class _Walk:
             return None
         if not is_dir and not is_note_name(entry.name):
             return None  # not a note, not worth reporting
+        if has_bad_name(entry.name):
+            self.skip(printable_path(rel), BAD_NAME)
+            return None
         is_link = entry.is_symlink()
         if is_link and not self.symlink_ok(rel, entry.path):
             return None
@@ -147,4 +166,25 @@ def scan_vault(root: Path, rules: IgnoreRules, *, max_bytes: int = 20_000_000) -
             continue
         rel, path = pending.pop()
         pending.extend(reversed(walk.folder(rel, path)))
+    return walk.result
+
+
+def scan_one(
+    root: Path, rel: str, rules: IgnoreRules, *, max_bytes: int = 20_000_000
+) -> ScanResult:
+    """One vault path as the full scan would list or report it (for the watcher's batches).
+    Folders are left out: the scan walks them rather than listing them."""
+    walk = _Walk(os.path.realpath(root), rules, max_bytes)
+    path = os.path.join(root, rel)
+    if rules.reason(rel) is not None or not is_note_name(rel) or not os.path.lexists(path):
+        return walk.result
+    real_parent = os.path.normpath(os.path.join(walk.real_root, os.path.dirname(rel)))
+    if os.path.realpath(os.path.dirname(path)) != real_parent:
+        return walk.result  # below a symlinked folder: the scan reports the link, not its content
+    if has_bad_name(rel):
+        walk.skip(printable_path(rel), BAD_NAME)
+    elif os.path.islink(path) and not walk.symlink_ok(rel, path):
+        return walk.result
+    elif not os.path.isdir(path):
+        walk.note(rel, path)
     return walk.result

@@ -13,6 +13,7 @@ import hashlib
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -31,6 +32,28 @@ def sha256_bytes(data: bytes) -> str:
 def is_temp_name(name: str) -> bool:
     """True for the names of vaultmem's own temp files."""
     return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
+
+
+def remove_stale_temp_files(root: Path, *, min_age_s: float = 60.0) -> list[str]:
+    """Delete vaultmem's own temp files that an interrupted write left in the vault (a crash
+    between writing the temp file and renaming it); returns their vault-relative paths.
+
+    Only names made by `_write_temp` are touched, and only files older than `min_age_s`: a
+    write in progress holds its temp file for milliseconds. Dot-folders are never written.
+    """
+    removed: list[str] = []
+    horizon = time.time() - min_age_s
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            path = Path(folder, name)
+            try:
+                if is_temp_name(name) and path.lstat().st_mtime < horizon:
+                    path.unlink()
+                    removed.append(path.relative_to(root).as_posix())
+            except FileNotFoundError:
+                continue
+    return removed
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -194,10 +217,14 @@ def edit_stm(path: Path, updates: Mapping[str, Scalar], *, expected_hash: str | 
     """Splice stm_* updates into the note at `path`; returns the file's hash afterwards.
 
     Raises ConcurrentEdit when the file's hash is not `expected_hash` (or changes while the
-    edit is prepared), FrontmatterError when its frontmatter does not parse, NoteError when the
-    file is not UTF-8 text. Nothing is written in any of those cases, nor when nothing changes.
+    edit is prepared, or the file was deleted or moved), FrontmatterError when its frontmatter
+    does not parse, NoteError when the file is not UTF-8 text. Nothing is written in any of
+    those cases, nor when nothing changes.
     """
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConcurrentEdit(f"{path} was deleted or moved since it was read") from None
     current_hash = sha256_bytes(raw)
     if expected_hash is not None and current_hash != expected_hash:
         raise ConcurrentEdit(f"{path} changed since it was read; nothing was written")

@@ -47,6 +47,7 @@ _FLOAT = re.compile(
     rf"^(?:[-+]?(?:(?:0|[1-9][0-9]*)(?:\.[0-9]*(?:{_EXP})?|{_EXP})|\.[0-9]+(?:{_EXP})?)"
     r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
 )
+_BRACKETS = re.compile(r"[\[\]{}]")
 _KEPT_FROM_SAFE = ("tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:merge")
 
 
@@ -175,12 +176,26 @@ def _depth_upper_bound(text: str) -> int:
     return text.count("[") + text.count("{") + 2 * (widest + 1)
 
 
+def _brackets_deeper_than(text: str, limit: int) -> bool:
+    """Whether flow brackets nest deeper than `limit`, quotes ignored (an over-estimate)."""
+    depth = 0
+    for match in _BRACKETS.finditer(text):
+        depth = depth + 1 if match.group() in "[{" else max(depth - 1, 0)
+        if depth > limit:
+            return True
+    return False
+
+
 def load_yaml(yaml_text: str, *, line_offset: int = 0) -> dict[str, object]:
     """Parse frontmatter YAML; `line_offset` is added to line numbers in error messages."""
     if not yaml_text.strip():
         return {}
     loader: Any = ObsidianLoader
     if _depth_upper_bound(yaml_text) > _C_LOADER_DEPTH_BUDGET:
+        # The pure-Python scanner spends seconds on thousands of open brackets before its
+        # recursion limit stops it; such a text is refused at once instead.
+        if _brackets_deeper_than(yaml_text, MAX_DEPTH):
+            raise FrontmatterError(f"frontmatter nests deeper than {MAX_DEPTH} levels; not read")
         loader = ObsidianPyLoader
     try:
         data = yaml.load(yaml_text, Loader=loader)  # a SafeLoader subclass

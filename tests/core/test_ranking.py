@@ -43,6 +43,19 @@ def test_fuse_ignores_repeated_chunk_in_one_list_and_empty_lists() -> None:
         fuse([], [], text_weight=1.5)
 
 
+def test_when_nothing_is_close_in_meaning_the_exact_word_wins() -> None:
+    # a rare word: the nearest chunks by meaning are noise (cosine 0.15), one chunk has it
+    noise = [hit("b#0", 0.15), hit("c#0", 0.14), hit("a#0", 0.05)]
+    text = [hit("a#0", 4.2)]
+    order = [h.chunk_id for h, _ in fuse(noise, text, text_weight=0.5)]
+    assert order[0] == "a#0"
+    fused = dict((h.chunk_id, s) for h, s in fuse(noise, text, text_weight=0.5))
+    assert fused["b#0"] == pytest.approx(0.5 * 0.15 / 0.5)  # normalised by the floor
+    # a confident best cosine is normalised as before
+    close = dict((h.chunk_id, s) for h, s in fuse([hit("b#0", 0.8)], [], text_weight=0.3))
+    assert close["b#0"] == pytest.approx(0.7)
+
+
 def test_short_queries_weigh_exact_words_more() -> None:
     assert text_weight_for("PgBouncer") > text_weight_for("how do I pool database connections")
 

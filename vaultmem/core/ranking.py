@@ -19,6 +19,10 @@ SHORT_QUERY_TERMS = 2
 # counting half as much as the one before: several matching passages beat one lucky chunk,
 # but a long note cannot win on length alone (the series is bounded by twice the best).
 CHUNK_DECAY = 0.5
+# Vector scores are normalised by the best cosine, but never by less than this: when nothing is
+# close in meaning (a rare word, a name, a typo), the nearest chunks are noise and must not
+# outweigh a chunk that contains the exact word.
+VECTOR_CONFIDENT = 0.5
 
 _TERM = re.compile(r"\w+")
 
@@ -64,16 +68,19 @@ def fuse(
 
     Each list is normalised by its best score (cosine and BM25 are on different scales), then
     combined convexly. Unlike rank fusion this keeps magnitudes: a chunk far behind the best
-    by meaning does not catch up merely by sitting in both lists.
+    by meaning does not catch up merely by sitting in both lists. Cosines are on an absolute
+    scale, so the vector list is normalised by at least VECTOR_CONFIDENT.
     """
     if not 0.0 <= text_weight <= 1.0:
         raise ValueError(f"text_weight must be in [0, 1], got {text_weight}")
     fused: dict[str, float] = {}
     hits: dict[str, ChunkHit] = {}
-    for ranking, weight in ((vector_hits, 1.0 - text_weight), (text_hits, text_weight)):
+    lists = ((vector_hits, 1.0 - text_weight, VECTOR_CONFIDENT), (text_hits, text_weight, 0.0))
+    for ranking, weight, floor in lists:
         best = max((hit.score for hit in ranking), default=0.0)
         if best <= 0.0:
             continue
+        best = max(best, floor)
         seen: set[str] = set()
         for hit in ranking:
             if hit.chunk_id in seen:

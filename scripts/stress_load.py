@@ -1,0 +1,409 @@
+"""Load: concurrent clients against a real daemon while a sync-like process changes the vault.
+
+Usage:
+    .venv/bin/python scripts/stress_load.py                     # 16 clients x 120 s, 2,000 notes
+    .venv/bin/python scripts/stress_load.py --clients 8 --seconds 15 --notes 300
+    .venv/bin/python scripts/stress_load.py --real-model         # the real embedding model
+
+A `vaultmem run` process (fake embedder unless --real-model) serves a synthetic vault
+(tests/stress/synthetic.py). N client threads send a realistic mix of requests, each on its own
+connection, for a bounded time: mostly search, then get, status, touch, related, observe, save,
+review and an occasional sweep dry run. Meanwhile a sync-like thread changes 10 % of the vault
+in bursts: edits (some appending to memory notes the daemon also writes), creates, renames and
+deletes. Printed: throughput, p50/p95/p99 latency overall and per operation, every error, the
+daemon's RSS over time and whether it plateaus, then the checks: daemon alive, every note as the
+sync left it, saved memories readable, and the index caught up with the disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from stress_common import RssSampler, daemon_for, load_average, machine_lines, percentile, say
+
+from bench_queries import QUERIES  # isort: skip
+from tests.daemon._daemon import DaemonProcess, wait_until  # isort: skip
+from tests.stress.synthetic import TAGS, NoteWriter, SyntheticVault, generate_vault  # isort: skip
+from vaultmem.client import Client  # isort: skip
+from vaultmem.errors import VaultmemError  # isort: skip
+
+# Relative weights of the operations each client picks from.
+MIX = {"search": 40, "get": 10, "status": 8, "touch": 12, "related": 8, "observe": 8,
+       "save": 5, "review": 6, "sweep": 1}
+CHURN_KINDS = {"edit": 50, "create": 20, "rename": 15, "delete": 15}
+
+
+@dataclass
+class LoadConfig:
+    notes: int = 2000
+    clients: int = 16
+    seconds: float = 120.0
+    churn: float = 0.10
+    seed: int = 0
+    real_model: bool = False
+    rss_interval: float = 1.0
+
+
+@dataclass
+class LoadReport:
+    config: LoadConfig
+    seconds: float = 0.0
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: list[str] = field(default_factory=list)
+    churn: Counter[str] = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)  # failed end checks
+    rss: RssSampler | None = None
+    rss_start: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds of the untimed parts
+
+    @property
+    def requests(self) -> int:
+        return sum(len(v) for v in self.latencies.values())
+
+
+class Shared:
+    """What the clients and the sync thread know about the vault, behind one lock."""
+
+    def __init__(self, vault: SyntheticVault, stable: list[str]) -> None:
+        self.lock = threading.Lock()
+        self.memory_ids = list(vault.memory_ids)
+        self.stable = stable  # regular notes the sync never changes (targets of related)
+        self.saved: list[str] = []
+
+    def ids(self, rng: random.Random, count: int = 1) -> list[str]:
+        with self.lock:
+            return rng.sample(self.memory_ids, min(count, len(self.memory_ids)))
+
+    def add_saved(self, memory_id: str) -> None:
+        with self.lock:
+            self.memory_ids.append(memory_id)
+            self.saved.append(memory_id)
+
+
+# ---- the clients ----------------------------------------------------------------------------
+
+
+def request(client: Client, op: str, rng: random.Random, shared: Shared) -> None:
+    if op == "search":
+        body: dict[str, Any] = {"query": rng.choice(QUERIES)}
+        if rng.random() < 0.2:
+            key, value = rng.choice((("tags", [rng.choice(TAGS)]), ("memories_only", True),
+                                     ("folder", "memories")))
+            body[key] = value
+        client.call("POST", "/v1/search", body)
+    elif op == "get":
+        client.call("GET", f"/v1/memories/{quote(shared.ids(rng)[0], safe='')}")
+    elif op == "status":
+        client.status()
+    elif op == "touch":
+        client.touch(shared.ids(rng)[0], boost=rng.random() < 0.2)
+    elif op == "related":
+        if rng.random() < 0.5:
+            client.related(rng.choice(shared.stable), top_k=5)
+        else:
+            client.related(shared.ids(rng)[0], top_k=5)
+    elif op == "observe":
+        client.observe(shared.ids(rng, rng.randint(1, 4)), [rng.choice(TAGS)])
+    elif op == "save":
+        content = f"Load note {rng.getrandbits(48):012x}: " + " ".join(
+            rng.choice(QUERIES) for _ in range(3))
+        answer = client.save(content, tags=[rng.choice(TAGS)], type="fact")
+        shared.add_saved(answer["memory"]["id"])
+    elif op == "review":
+        client.review(limit=10)
+    elif op == "sweep":
+        client.sweep(dry_run=True)
+
+
+def client_loop(client: Client, seed: int, deadline: float, shared: Shared,
+                report: LoadReport, lock: threading.Lock) -> None:
+    rng = random.Random(seed)
+    ops, weights = list(MIX), list(MIX.values())
+    while time.monotonic() < deadline:
+        op = rng.choices(ops, weights)[0]
+        started = time.perf_counter()
+        try:
+            request(client, op, rng, shared)
+        except (VaultmemError, OSError, KeyError) as exc:
+            with lock:
+                report.errors.append(f"{op}: {type(exc).__name__}: {exc}")
+            continue
+        elapsed = time.perf_counter() - started
+        with lock:
+            report.latencies[op].append(elapsed)
+
+
+# ---- the sync-like process ------------------------------------------------------------------
+
+
+class Sync:
+    """Changes a fixed share of the vault in bursts and remembers what each note must hold."""
+
+    def __init__(self, vault: SyntheticVault, changes: int, seed: int) -> None:
+        self.root = vault.root
+        self.rng = random.Random(seed)
+        self.writer = NoteWriter(seed + 1)
+        pool = sorted(vault.notes)
+        self.rng.shuffle(pool)
+        self.pool = pool[:max(4, changes)]  # the notes this sync may change
+        self.memories = list(vault.memories)
+        self.changes = changes
+        self.expected: dict[str, str] = {}  # path -> exact text
+        self.appended: dict[str, list[str]] = defaultdict(list)  # memory path -> lines
+        self.gone: set[str] = set()
+        self.counts: Counter[str] = Counter()
+
+    def run(self, bursts: int, deadline: float, stop: threading.Event) -> None:
+        per_burst = max(1, -(-self.changes // bursts))
+        gap = max(0.0, (deadline - time.monotonic()) / (bursts + 1))
+        while sum(self.counts.values()) < self.changes and not stop.wait(gap):
+            for _ in range(min(per_burst, self.changes - sum(self.counts.values()))):
+                self.change()
+
+    def change(self) -> None:
+        kind = self.rng.choices(list(CHURN_KINDS), list(CHURN_KINDS.values()))[0]
+        if kind != "create" and len(self.pool) < 2:
+            kind = "create"
+        getattr(self, kind)()
+        self.counts[kind] += 1
+
+    def edit(self) -> None:
+        if self.memories and self.rng.random() < 0.2:
+            path = self.rng.choice(self.memories)
+            line = f"Sync edit {self.rng.getrandbits(40):010x}."
+            full = self.root / path
+            full.write_text(full.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+            self.appended[path].append(line)
+            return
+        self._write(self.rng.choice(self.pool), self.writer.note())
+
+    def create(self) -> None:
+        path = self._free_path(Path(self.rng.choice(self.pool)).parent)
+        self.pool.append(path)
+        self._write(path, self.writer.note())
+
+    def rename(self) -> None:
+        old = self.pool.pop(self.rng.randrange(len(self.pool)))
+        new = self._free_path(Path(old).parent)
+        (self.root / old).rename(self.root / new)
+        text = self.expected.pop(old, None)
+        self.expected[new] = text if text is not None else (self.root / new).read_text("utf-8")
+        self.gone.add(old)
+        self.pool.append(new)
+
+    def delete(self) -> None:
+        path = self.pool.pop(self.rng.randrange(len(self.pool)))
+        (self.root / path).unlink()
+        self.expected.pop(path, None)
+        self.gone.add(path)
+
+    def _free_path(self, folder: Path) -> str:
+        """A vault-relative path in `folder` that no note has (nor had) yet."""
+        while True:
+            path = (folder / f"{self.writer.title()}.md").as_posix()
+            if not (self.root / path).exists() and path not in self.gone:
+                return path
+
+    def _write(self, path: str, text: str) -> None:
+        full = self.root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(text, encoding="utf-8")
+        self.expected[path] = text
+        self.gone.discard(path)
+
+
+# ---- the run --------------------------------------------------------------------------------
+
+
+def run_load(work: Path, config: LoadConfig, log: Path | None = None) -> LoadReport:
+    """Generate a vault under `work`, run the load against a real daemon, check the end state."""
+    started = time.monotonic()
+    vault = generate_vault(work / "vault", config.notes, seed=config.seed)
+    changes = max(4, round(config.notes * config.churn))
+    sync = Sync(vault, changes, config.seed)
+    stable = [p for p in vault.notes if p not in set(sync.pool)][:500]
+    shared = Shared(vault, stable)
+    daemon = daemon_for(vault.root, work / "data", real_model=config.real_model, log=log)
+    report = LoadReport(config)
+    report.phases["vault generated"] = time.monotonic() - started
+    try:
+        started = time.monotonic()
+        clients = start_clients(daemon, config.clients)
+        report.phases["daemon ready"] = time.monotonic() - started
+        assert daemon.proc is not None
+        with RssSampler(daemon.proc.pid, config.rss_interval) as rss:
+            report.rss = rss
+            wait_until(lambda: len(rss.samples) > 0, 10)
+            report.rss_start = rss.samples[0][1]
+            drive(clients, sync, shared, report)
+        report.churn = sync.counts
+        started = time.monotonic()
+        report.problems = end_checks(daemon, sync, shared)
+        report.phases["end checks"] = time.monotonic() - started
+    finally:
+        started = time.monotonic()
+        daemon.stop()
+        report.phases["daemon stop"] = time.monotonic() - started
+    return report
+
+
+def start_clients(daemon: DaemonProcess, count: int) -> list[Client]:
+    budget = max(120.0, daemon_notes_budget(daemon))
+    first = daemon.start(timeout=budget)
+    return [Client(first.base_url, first.token, timeout=60) for _ in range(count)]
+
+
+def daemon_notes_budget(daemon: DaemonProcess) -> float:
+    real = daemon.env.get("VAULTMEM_EMBEDDING_MODEL") != "fake"
+    notes = sum(1 for _ in daemon.vault.rglob("*.md"))
+    return notes * (3.0 if real else 0.05)
+
+
+def drive(clients: Sequence[Client], sync: Sync, shared: Shared, report: LoadReport) -> None:
+    config = report.config
+    lock, stop = threading.Lock(), threading.Event()
+    started = time.monotonic()
+    deadline = started + config.seconds
+    threads = [threading.Thread(target=client_loop, name=f"client-{i}",
+                                args=(c, config.seed * 1000 + i, deadline, shared, report, lock))
+               for i, c in enumerate(clients)]
+    bursts = max(3, int(config.seconds // 10))
+    syncer = threading.Thread(target=sync.run, name="sync", args=(bursts, deadline, stop))
+    for thread in [*threads, syncer]:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    report.seconds = time.monotonic() - started
+    stop.set()
+    syncer.join()
+
+
+def end_checks(daemon: DaemonProcess, sync: Sync, shared: Shared) -> list[str]:
+    problems: list[str] = []
+    assert daemon.proc is not None
+    if daemon.proc.poll() is not None:
+        return [f"the daemon died (exit {daemon.proc.returncode})"]
+    root = sync.root
+    for path, text in sorted(sync.expected.items()):
+        full = root / path
+        if not full.exists():
+            problems.append(f"{path}: missing")
+        elif full.read_text(encoding="utf-8") != text:
+            problems.append(f"{path}: not what the sync wrote")
+    problems += [f"{p}: deleted or renamed, but back" for p in sorted(sync.gone)
+                 if p not in sync.expected and (root / p).exists()]
+    for path, lines in sorted(sync.appended.items()):
+        text = (root / path).read_text(encoding="utf-8") if (root / path).exists() else ""
+        lost = [line for line in lines if line not in text]
+        if lost or "stm_id:" not in text:
+            problems.append(f"{path}: lost {len(lost)} appended line(s) or its stm_id")
+    client = daemon.client
+    assert client is not None
+    for memory_id in shared.saved:
+        try:
+            client.call("GET", f"/v1/memories/{quote(memory_id, safe='')}")
+        except VaultmemError as exc:
+            problems.append(f"saved memory {memory_id}: {exc}")
+    problems += index_caught_up(daemon)
+    return problems
+
+
+def index_caught_up(daemon: DaemonProcess, timeout: float = 120.0) -> list[str]:
+    """The index settles on the notes on disk once the sync stops."""
+    on_disk = sum(1 for _ in daemon.vault.rglob("*.md"))
+
+    def settled() -> bool:
+        status = daemon.status()
+        return (status["coverage"]["indexed"] == on_disk and status["daemon"]["queue_depth"] == 0
+                and not status["daemon"]["indexing"]["running"])
+    try:
+        wait_until(settled, timeout, step=0.5)
+    except TimeoutError:
+        indexed = daemon.status()["coverage"]["indexed"]
+        return [f"index has {indexed} notes, disk has {on_disk}, {timeout:g} s after the sync"]
+    return []
+
+
+# ---- output ---------------------------------------------------------------------------------
+
+
+def latency_table(report: LoadReport, say_: Callable[[str], None] = say) -> None:
+    say_("| operation | requests | p50 | p95 | p99 |")
+    say_("|---|---:|---:|---:|---:|")
+    rows = sorted(report.latencies.items(), key=lambda kv: -len(kv[1]))
+    everything = [x for _, v in rows for x in v]
+    for name, values in [*rows, ("all", everything)]:
+        if values:
+            p50, p95, p99 = (percentile(values, q) * 1000 for q in (50, 95, 99))
+            say_(f"| {name} | {len(values):,} | {p50:.1f} ms | {p95:.1f} ms | {p99:.1f} ms |")
+
+
+def print_report(report: LoadReport) -> None:
+    config = report.config
+    say(f"\n{report.requests:,} requests in {report.seconds:.1f} s = "
+        f"{report.requests / max(report.seconds, 1e-9):.1f} requests/s "
+        f"({config.clients} clients, {config.notes:,} notes, "
+        f"{'real model' if config.real_model else 'fake embedder'})\n")
+    latency_table(report)
+    say(f"\nerrors: {len(report.errors)}")
+    for line in Counter(report.errors).most_common(20):
+        say(f"  {line[1]} x {line[0]}")
+    say(f"sync changes: {sum(report.churn.values())} ({dict(report.churn)})")
+    if report.rss is not None:
+        first, middle, last = report.rss.thirds()
+        say(f"daemon RSS (MB): start {report.rss_start:.0f}; max per third {first:.0f} / "
+            f"{middle:.0f} / {last:.0f}; plateaus: {'yes' if report.rss.plateaus() else 'NO'}")
+        say(f"RSS series (seconds:MB): {report.rss.series()}")
+    say(f"end checks: {'all passed' if not report.problems else 'FAILED'}; phases: "
+        + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.phases.items()))
+    for problem in report.problems[:30]:
+        say(f"  {problem}")
+
+
+def parse_args(argv: Sequence[str] | None = None) -> LoadConfig:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    defaults = LoadConfig()
+    parser.add_argument("--notes", type=int, default=defaults.notes,
+                        help=f"synthetic vault size (default {defaults.notes})")
+    parser.add_argument("--clients", type=int, default=defaults.clients,
+                        help=f"concurrent clients (default {defaults.clients})")
+    parser.add_argument("--seconds", type=float, default=defaults.seconds,
+                        help=f"how long the clients run (default {defaults.seconds:g})")
+    parser.add_argument("--churn", type=float, default=defaults.churn,
+                        help="share of the vault the sync changes (default 0.10)")
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument("--real-model", action="store_true",
+                        help="embed with the real model instead of the fake embedder")
+    args = parser.parse_args(argv)
+    return LoadConfig(args.notes, args.clients, args.seconds, args.churn, args.seed,
+                      args.real_model)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = parse_args(argv)
+    say(f"stress_load {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; command: "
+        f"{' '.join([Path(sys.argv[0]).name, *sys.argv[1:]])}")
+    for line in machine_lines():
+        say(line)
+    with tempfile.TemporaryDirectory(prefix="vaultmem-load-") as tmp:
+        report = run_load(Path(tmp), config, log=Path(tmp) / "daemon.log")
+        print_report(report)
+        if report.errors or report.problems:
+            say(f"\ndaemon log tail:\n{(Path(tmp) / 'daemon.log').read_text()[-3000:]}")
+    say(f"load average at the end: {load_average()}")
+    return 1 if report.errors or report.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -268,7 +268,9 @@ class Engine:
             if not allowed:
                 return search_json([], query=query, vault_name=self.params.vault_name)
         pool = max(50, top_k * 5)
-        vector_hits, text_hits = self._retrieve(query, pool, allowed)
+        index = self._index()
+        vector_hits = index.vector_search(self.embedder.embed_query(query), pool, paths=allowed)
+        text_hits = index.text_search(query, pool, paths=allowed)
         matches = aggregate_by_note(
             fuse(vector_hits, text_hits, text_weight=text_weight_for(query)),
             vector_hits=vector_hits, query=query,
@@ -289,32 +291,6 @@ class Engine:
         blended = blend_review(ranked, priorities, top_k, fraction=fraction)
         hits = [self._hit(r, records, memories) for r in blended]
         return search_json(hits, query=query, vault_name=self.params.vault_name)
-
-    def _retrieve(
-        self, query: str, pool: int, allowed: set[str] | None
-    ) -> tuple[list[ChunkHit], list[ChunkHit]]:
-        """Vector and full-text hits. The text search runs beside the query embedding, which
-        is most of a search's time; both mostly release the GIL."""
-        index = self._index()
-        text: list[list[ChunkHit]] = []
-        failed: list[BaseException] = []
-
-        def search_text() -> None:
-            try:
-                text.append(list(index.text_search(query, pool, paths=allowed)))
-            except BaseException as exc:  # re-raised in the caller's thread
-                failed.append(exc)
-
-        worker = threading.Thread(target=search_text, name="vaultmem-text-search", daemon=True)
-        worker.start()
-        try:
-            vectors = list(index.vector_search(self.embedder.embed_query(query), pool,
-                                               paths=allowed))
-        finally:
-            worker.join()
-        if failed:
-            raise failed[0]
-        return vectors, text[0]
 
     def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
         loaded = (self.memories.try_load(path) for path, rec in records.items() if rec.note_id)

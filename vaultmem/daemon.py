@@ -26,6 +26,7 @@ from vaultmem.consolidate import Consolidator
 from vaultmem.index.base import Embedder
 from vaultmem.indexer import SyncReport
 from vaultmem.lock import VaultLock
+from vaultmem.native import limit_malloc_arenas, trim_malloc
 from vaultmem.scheduler import Job, Scheduler
 from vaultmem.server import ApiServer
 from vaultmem.usage import FlushReport, JournaledMemoryStore, UsageJournal
@@ -75,6 +76,7 @@ class Daemon:
 
     def start(self) -> None:
         self.lock.acquire()
+        limit_malloc_arenas()  # before the index's and the model's native threads start
         try:
             self._start_parts()
         except BaseException:
@@ -237,6 +239,7 @@ class Daemon:
         index = self.app.index()
         if index.stats().get("writes_since_optimize", 0):
             index.optimize()
+            trim_malloc()  # the compaction's buffers go back to the system
 
     def _flush_quietly(self) -> None:
         try:

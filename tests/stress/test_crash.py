@@ -12,8 +12,8 @@ for regular notes, by `stm_id` for memories, wherever sweeps, promotions and mer
 them); no user byte changed outside `stm_*` lines; acknowledged saves, uses and pins all
 landed, and in-flight ones at most once; the usage journal drains into the notes; the
 index's coverage matches the files on disk and recently written words are found; no request
-was answered with a server error. The other tests in this module are deterministic guards
-for the bugs the kill cycles found.
+was answered with a server error. The deterministic guards for the bugs the kill cycles
+found are in test_crash_regressions.py.
 
 What counts as a legitimate outcome (the checks allow exactly this):
 
@@ -52,7 +52,6 @@ import os
 import random
 import re
 import signal
-import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -62,8 +61,6 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.cli._support import REFERENCE, copy_vault
-from tests.conftest import SAMPLE_VAULT
 from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
 from tests.stress._level import LEVEL
 from tests.stress.crash_harness import (
@@ -80,15 +77,11 @@ from tests.stress.crash_harness import (
     seed_user_notes,
     user_view,
 )
-from vaultmem.app import App, build_app
-from vaultmem.config import load_settings
-from vaultmem.consolidate import Consolidator
-from vaultmem.errors import ConcurrentEdit, FrontmatterError
-from vaultmem.usage import JournaledMemoryStore, UsageJournal
+from vaultmem.errors import FrontmatterError
 from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.scan import scan_vault
-from vaultmem.vault.writes import is_temp_name, remove_stale_temp_files
+from vaultmem.vault.writes import is_temp_name
 
 KILLS = LEVEL.pick(5, 60)
 BUSY_SECONDS = (0.3, 1.5) if not LEVEL.long else (0.3, 4.0)
@@ -447,184 +440,6 @@ def _diff(expected: str, actual: str) -> str:
 
 
 # Deterministic guards for what the kill cycles found ------------------------------------------
-
-
-@pytest.fixture
-def journalled_app(tmp_path: Path) -> Iterator[App]:
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": copy_vault(SAMPLE_VAULT, tmp_path / "vault"), "data_dir": tmp_path / "data",
-        "embedding_model": "fake"})
-    app = build_app(settings, journal=journal)
-    app.engine.reindex()
-    try:
-        yield app
-    finally:
-        app.close()
-        journal.close()
-
-
-@pytest.mark.timeout(60)
-def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
-    journalled_app: App, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A sweep used to write the state it planned with, undoing uses (and pins) recorded
-    between its plan and its writes: acknowledged touches were lost, pinned notes archived."""
-    lifecycle, engine = journalled_app.lifecycle, journalled_app.engine
-    planned = lifecycle.plan
-    touched: dict[str, int] = {}
-    pinned: list[str] = []
-
-    def plan_then_use(now: Any) -> Any:
-        memories, plan = planned(now)
-        for item in plan.promote + plan.archive[1:]:
-            touched[item.id] = engine.touch(item.id, now)["use_count"]
-        engine.set_pinned(plan.archive[0].id, True, now)
-        pinned.append(plan.archive[0].id)
-        return memories, plan
-
-    monkeypatch.setattr(lifecycle, "plan", plan_then_use)
-    result = lifecycle.sweep(REFERENCE, dry_run=False)
-    assert result["promoted"] and result["archived"]
-    for ref, uses in touched.items():
-        assert engine.get(ref, REFERENCE)["use_count"] == uses
-    assert pinned[0] not in {move["id"] for move in result["archived"]}
-    view = engine.get(pinned[0], REFERENCE)
-    assert view["pinned"] and view["status"] == "active"
-
-
-@pytest.mark.timeout(60)
-def test_flush_finds_a_memory_renamed_before_the_index_saw_it(journalled_app: App) -> None:
-    """A flush used to drop the pending uses of a memory renamed since the catalog last saw
-    it ("memory gone"), so acknowledged touches vanished after a user's rename."""
-    store = journalled_app.engine.memories
-    assert isinstance(store, JournaledMemoryStore)
-    ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
-    uses = journalled_app.engine.touch(ref, REFERENCE)["use_count"]
-    old = journalled_app.root / "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
-    new = journalled_app.root / "Inbox/Sessions.md"
-    os.rename(old, new)  # no watcher here: the catalog still lists the old path
-    report = store.flush()
-    assert report.written == ["Inbox/Sessions.md"] and len(store.journal) == 0
-    assert parse(new.read_text(encoding="utf-8"))[0]["stm_use_count"] == uses
-    assert not old.exists()
-
-
-@pytest.mark.timeout(60)
-def test_flush_waits_for_a_move_in_progress(
-    journalled_app: App, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A flush used to write a memory while a sweep was moving it (between the new name's
-    link and the old name's unlink): the flushed copy was then unlinked, losing its uses."""
-    engine, store = journalled_app.engine, journalled_app.engine.memories
-    assert isinstance(store, JournaledMemoryStore)
-    ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
-    uses: list[int] = []
-
-    def move_with_a_flush_inside(src: Path, dst: Path) -> None:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.link(src, dst)
-        uses.append(engine.touch(ref, REFERENCE)["use_count"])  # pending, for the old path
-        flusher = threading.Thread(target=store.flush)
-        flusher.start()
-        flusher.join(timeout=0.5)
-        os.unlink(src)
-        flushers.append(flusher)
-
-    flushers: list[threading.Thread] = []
-    monkeypatch.setattr("vaultmem.lifecycle.move_file", move_with_a_flush_inside)
-    moved = journalled_app.lifecycle.promote(ref, REFERENCE)["promoted"][0]
-    flushers[0].join(timeout=30)
-    store.flush()
-    holders = [p for p, d in notes_on_disk(journalled_app.root).items()
-               if memory_id(d.decode()) == ref]
-    assert holders == [moved["to"]]
-    text = (journalled_app.root / moved["to"]).read_text(encoding="utf-8")
-    assert parse(text)[0]["stm_use_count"] == uses[0]
-
-
-@pytest.mark.timeout(60)
-def test_save_answers_when_its_note_is_moved_at_once(
-    journalled_app: App, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A save used to re-read its new note to answer: when the user moved the note at once,
-    the written memory was answered with 404, and a client would save it again."""
-    engine, root = journalled_app.engine, journalled_app.root
-    sync = engine.sync_paths
-    moved: list[str] = []
-
-    def move_then_sync(paths: Any) -> Any:
-        for path in paths:
-            if path.startswith("memories/") and (root / path).exists() and not moved:
-                os.rename(root / path, root / "Inbox" / "Moved.md")
-                moved.append(path)
-        return sync(paths)
-
-    monkeypatch.setattr(engine, "sync_paths", move_then_sync)
-    content = "The garage door opener switched to a rolling code in May 2026."
-    answer = journalled_app.lifecycle.save(content, REFERENCE)
-    assert answer["created"] and answer["memory"]["path"] == moved[0]
-    assert memory_id((root / "Inbox" / "Moved.md").read_text()) == answer["memory"]["id"]
-
-
-@pytest.mark.timeout(60)
-def test_sweep_and_merge_survive_a_note_moved_under_them(
-    journalled_app: App, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A note renamed by its user between vaultmem's state write and its move used to fail
-    the whole sweep or merge with a 500 (FileNotFoundError); now the move is left to a later
-    sweep, and a merge whose original vanished is refused as a concurrent edit (409)."""
-    app, root = journalled_app, journalled_app.root
-    store = app.engine.memories
-    write = store.write_state_now
-    renamed: list[Path] = []
-
-    def write_then_user_renames(memory: Any, new: Any) -> Any:
-        written = write(memory, new)
-        if not renamed:
-            renamed.append(root / "Inbox" / "Renamed by hand.md")
-            os.rename(root / memory.path, renamed[0])
-        return written
-
-    monkeypatch.setattr(store, "write_state_now", write_then_user_renames)
-    first = app.lifecycle.sweep(REFERENCE, dry_run=False)
-    monkeypatch.setattr(store, "write_state_now", write)
-    moved_id = memory_id(renamed[0].read_text(encoding="utf-8"))
-    assert moved_id not in {m["id"] for m in first["archived"]}
-    app.engine.sync_paths(["Inbox/Renamed by hand.md"])  # what the watcher would do
-    second = app.lifecycle.sweep(REFERENCE, dry_run=False)
-    assert [m["id"] for m in second["finished_moves"]] == [moved_id]
-
-    consolidator = Consolidator(app.engine, app.lifecycle)
-    cluster = consolidator.list_clusters(REFERENCE)["clusters"][0]
-    merged = consolidator._write_merged
-
-    def write_merged_then_user_deletes(*args: Any) -> Any:
-        os.unlink(root / cluster["members"][-1]["path"])
-        return merged(*args)
-
-    monkeypatch.setattr(consolidator, "_write_merged", write_merged_then_user_deletes)
-    with pytest.raises(ConcurrentEdit):
-        consolidator.merge(cluster["id"], REFERENCE)
-
-
-def test_start_up_removes_only_stale_temp_files(tmp_path: Path) -> None:
-    """A kill between writing a temp file and renaming it left the temp file in the vault for
-    good (sync tools carried it); the daemon now removes old ones when it starts."""
-    (tmp_path / "memories").mkdir()
-    stale = tmp_path / "memories" / ".vaultmem-tmp-0123456789abcdef.tmp"
-    fresh = tmp_path / ".vaultmem-tmp-fedcba9876543210.tmp"
-    user = tmp_path / "memories" / "draft.tmp"
-    for path in (stale, fresh, user):
-        path.write_text("x", encoding="utf-8")
-    old = time.time() - 3600
-    os.utime(stale, (old, old))
-    os.utime(user, (old, old))
-    assert remove_stale_temp_files(tmp_path) == ["memories/.vaultmem-tmp-0123456789abcdef.tmp"]
-    assert not stale.exists() and fresh.exists() and user.exists()
-
-
-# The kill cycles ------------------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ at most one delete and one add per table, and the tables are optimised every few
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import threading
@@ -35,11 +34,6 @@ from vaultmem.index.vectors import VectorMatrix
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
 _TITLE_BOOST = 0.5
-# LanceDB caches index pages and table metadata per version, and every write is a version; its
-# default caches are sized for servers, so a long-running daemon's memory kept growing with
-# each edit. Bounded caches keep it flat; the full-text index of a large vault still fits.
-INDEX_CACHE_BYTES = 256 * 1024 * 1024
-METADATA_CACHE_BYTES = 64 * 1024 * 1024
 
 
 class _Unusable(Exception):
@@ -114,7 +108,7 @@ class LanceIndex:
         self.rebuilt_reason = reason
 
     def _open_tables(self) -> None:
-        self._db = lancedb.connect(str(self.path), session=_session())
+        self._db = lancedb.connect(str(self.path))
         self._matrix, self._fts_ready, self._dim = None, False, None
         self._notes = self._open_or_create(tb.NOTES, tb.NOTES_SCHEMA)
         if self._notes.schema != tb.NOTES_SCHEMA:
@@ -327,13 +321,6 @@ class LanceIndex:
         with self._lock:
             self._notes = self._chunks = self._db = None
             self._matrix = None
-
-
-@functools.cache
-def _session() -> Any:
-    """One cache session per process, shared by every connection."""
-    return lancedb.Session(index_cache_size_bytes=INDEX_CACHE_BYTES,
-                           metadata_cache_size_bytes=METADATA_CACHE_BYTES)
 
 
 def _fragments(table: Any) -> int:

@@ -98,7 +98,7 @@ class Settings:
     flush_interval_seconds: float = 30.0
     sweep_interval_minutes: float = 60.0
     consolidate_interval_hours: float = 24.0
-    optimize_interval_minutes: float = 30.0
+    optimize_interval_minutes: float = 2.0
 
     unknown_keys: tuple[str, ...] = ()
     source: str = "defaults"

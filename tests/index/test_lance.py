@@ -11,7 +11,7 @@ import pytest
 
 from vaultmem.errors import IndexError_
 from vaultmem.index.base import ChunkRecord, chunk_id_for
-from vaultmem.index.lance import META_FILE, LanceIndex
+from vaultmem.index.lance import META_FILE, OPEN_FRAGMENT_LIMIT, LanceIndex
 
 from ._support import EMBEDDER, NOTES, all_notes, note
 
@@ -291,6 +291,18 @@ def test_optimize_runs_automatically(index_dir: Path) -> None:
     assert stats["chunk_fragments"] <= 2
     idx.apply(upserts=[note("n/20.md", "note n20")])
     assert idx.stats()["writes_since_optimize"] == 1
+
+
+def test_opening_an_index_with_leftover_fragments_optimises_it(index_dir: Path) -> None:
+    # an earlier process wrote a few small batches and stopped before its next optimise
+    idx = LanceIndex(index_dir, EMBEDDER.name, optimize_every=0)
+    for i in range(OPEN_FRAGMENT_LIMIT + 3):
+        idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
+    assert idx.stats()["chunk_fragments"] > OPEN_FRAGMENT_LIMIT
+    idx.close()
+    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    assert reopened.stats()["chunk_fragments"] <= 2
+    assert reopened.text_search("n3", 1)[0].path == "n/3.md"
 
 
 def test_searches_on_an_emptied_chunks_table(index_dir: Path) -> None:

@@ -34,6 +34,7 @@ from vaultmem.index.vectors import VectorMatrix
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
 _TITLE_BOOST = 0.5
+OPEN_FRAGMENT_LIMIT = 8  # more fragments than this when the index opens: optimise
 
 
 class _Unusable(Exception):
@@ -78,11 +79,12 @@ class LanceIndex:
         self._optimize_if_fragmented()
 
     def _optimize_if_fragmented(self) -> None:
-        """The write counter is per process: catch up on fragments left by earlier runs."""
+        """The write counter is per process: catch up on fragments left by earlier runs (a
+        fragment written since the last optimise is searched without the full-text index)."""
         if self.optimize_every <= 0:
             return
         tables = [t for t in (self._notes, self._chunks) if t is not None]
-        if any(_fragments(table) > self.optimize_every for table in tables):
+        if any(_fragments(table) > OPEN_FRAGMENT_LIMIT for table in tables):
             self.optimize()
 
     def _meta_problem(self) -> str | None:

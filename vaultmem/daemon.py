@@ -237,7 +237,7 @@ class Daemon:
     def _optimize(self) -> None:
         assert self.app is not None
         index = self.app.index()
-        if index.stats().get("writes_since_optimize", 0):
+        if index.writes_since_optimize:  # the job runs every few minutes: skip when idle
             index.optimize()
             trim_malloc()  # the compaction's buffers go back to the system
 

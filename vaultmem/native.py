@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import logging
 import sys
 
@@ -18,6 +19,7 @@ _M_ARENA_MAX = -8  # mallopt parameter, from glibc's malloc.h
 DAEMON_ARENAS = 2
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None

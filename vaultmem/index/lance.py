@@ -307,6 +307,11 @@ class LanceIndex:
                     self._chunks.create_index(column, config=FTS(), replace=True)
             self._fts_ready = True
 
+    @property
+    def writes_since_optimize(self) -> int:
+        """Writes since the last optimise in this process (cheap: no table is read)."""
+        return self._writes_since_optimize
+
     def stats(self) -> dict[str, int]:
         with self._lock, _storage_errors():
             result = {"notes": self._notes.count_rows(), "chunks": 0}

@@ -15,7 +15,7 @@ from vaultmem.config import Settings
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
 from vaultmem.core.reinforce import ReinforceParams
-from vaultmem.index.base import Embedder
+from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import make_embedder
 from vaultmem.index.identity import identity_problem, index_exists
@@ -33,10 +33,10 @@ if TYPE_CHECKING:
 class LazyIndex:
     """Opens the LanceDB chunk index on first use (thread-safe)."""
 
-    def __init__(self, path: Path, embedder_name: str, optimize_every: int) -> None:
+    def __init__(self, path: Path, embedder_name: str, options: IndexOptions) -> None:
         self.path = path
         self.embedder_name = embedder_name
-        self.optimize_every = optimize_every
+        self.options = options
         self._index: LanceIndex | None = None
         self._lock = threading.Lock()
 
@@ -45,9 +45,7 @@ class LazyIndex:
             if self._index is None:
                 from vaultmem.index.lance import LanceIndex
 
-                self._index = LanceIndex(
-                    self.path, self.embedder_name, optimize_every=self.optimize_every
-                )
+                self._index = LanceIndex(self.path, self.embedder_name, self.options)
             return self._index
 
     @property
@@ -133,7 +131,10 @@ def build_app(
     rules = IgnoreRules.from_vault(root, extra_folders=settings.ignore_folders)
     catalog = Catalog(data_dir / "catalog.sqlite3")
     embedder = embedder or make_embedder(settings.embedding_model)
-    index = LazyIndex(data_dir / "lance", embedder.name, settings.optimize_every_writes)
+    index = LazyIndex(data_dir / "lance", embedder.name, IndexOptions(
+        optimize_every=settings.optimize_every_writes, index_cache_mb=settings.index_cache_mb,
+        metadata_cache_mb=settings.metadata_cache_mb,
+    ))
     indexer = Indexer(
         root, rules, catalog, index, embedder,
         IndexerSettings(

@@ -50,6 +50,8 @@ class Settings:
     chunk_max_chars: int = 1000
     chunk_min_chars: int = 200
     optimize_every_writes: int = 50
+    index_cache_mb: int = 128  # LanceDB's caches: bounded so RSS stays flat under edits
+    metadata_cache_mb: int = 64
 
     # decay (SPEC §3.1–3.2)
     decay_model: str = "power_law"
@@ -252,7 +254,8 @@ def _validate(s: Settings) -> None:
     positive = ("half_life_days", "power_law_alpha", "embedding_batch_size", "chunk_max_chars",
                 "search_top_k", "max_active_memories", "flush_interval_seconds",
                 "sweep_interval_minutes", "consolidate_interval_hours",
-                "optimize_interval_minutes", "max_note_bytes", "strength_max")
+                "optimize_interval_minutes", "max_note_bytes", "strength_max",
+                "index_cache_mb", "metadata_cache_mb")
     problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
     unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
             "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vaultmem.errors import IndexError_
-from vaultmem.index.base import ChunkRecord, chunk_id_for
+from vaultmem.index.base import ChunkRecord, IndexOptions, chunk_id_for
 from vaultmem.index.lance import META_FILE, OPEN_FRAGMENT_LIMIT, LanceIndex
 
 from ._support import EMBEDDER, NOTES, all_notes, note
@@ -264,7 +264,7 @@ def test_related_and_note_vectors(index: LanceIndex) -> None:
 
 
 def test_many_single_note_applies_then_optimize(index_dir: Path) -> None:
-    idx = LanceIndex(index_dir, EMBEDDER.name, optimize_every=0)
+    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=0))
     for i in range(200):
         idx.apply(upserts=[note(f"n/{i:03}.md", f"Note number n{i} about topic t{i % 7}.")])
     before = idx.stats()
@@ -283,7 +283,7 @@ def test_many_single_note_applies_then_optimize(index_dir: Path) -> None:
 
 
 def test_optimize_runs_automatically(index_dir: Path) -> None:
-    idx = LanceIndex(index_dir, EMBEDDER.name, optimize_every=10)
+    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=10))
     for i in range(20):
         idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
     stats = idx.stats()
@@ -295,7 +295,7 @@ def test_optimize_runs_automatically(index_dir: Path) -> None:
 
 def test_opening_an_index_with_leftover_fragments_optimises_it(index_dir: Path) -> None:
     # an earlier process wrote a few small batches and stopped before its next optimise
-    idx = LanceIndex(index_dir, EMBEDDER.name, optimize_every=0)
+    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=0))
     for i in range(OPEN_FRAGMENT_LIMIT + 3):
         idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
     assert idx.stats()["chunk_fragments"] > OPEN_FRAGMENT_LIMIT
@@ -316,3 +316,30 @@ def test_searches_on_an_emptied_chunks_table(index_dir: Path) -> None:
     assert paths_of(idx.text_search("alpha", 5)) == ["b.md"]
     idx.optimize()
     assert paths_of(idx.text_search("gamma", 5)) == ["b.md"]
+
+
+def _cache_after_edits(index_dir: Path, options: IndexOptions, edits: int) -> int:
+    idx = LanceIndex(index_dir, EMBEDDER.name, options)
+    idx.apply(upserts=[note(f"n/{i}.md", f"note n{i} about topic t{i % 7}") for i in range(40)])
+    for i in range(edits):  # a daemon's life: single-note edits, searches, optimises
+        idx.apply(upserts=[note(f"n/{i % 40}.md", f"note n{i % 40} edited {i} times")])
+        idx.text_search(f"n{i % 40}", 3)
+    return idx.stats()["cache_bytes"]
+
+
+def test_lancedb_caches_stay_within_their_limits(tmp_path: Path) -> None:
+    # LanceDB keeps every version's manifest: unbounded, the cache grows with every edit
+    edits, cap = 80, 2**20
+    unbounded = _cache_after_edits(tmp_path / "a", IndexOptions(optimize_every=25), edits)
+    small = IndexOptions(optimize_every=25, index_cache_mb=1, metadata_cache_mb=1)
+    bounded = _cache_after_edits(tmp_path / "b", small, edits)
+    assert unbounded > 2 * cap  # the test can fail: the workload does outgrow the limit
+    assert bounded <= 2 * cap
+
+
+def test_settings_and_index_options_share_their_defaults() -> None:
+    from vaultmem.config import Settings
+
+    settings, options = Settings(), IndexOptions()
+    assert (settings.optimize_every_writes, settings.index_cache_mb, settings.metadata_cache_mb) \
+        == (options.optimize_every, options.index_cache_mb, options.metadata_cache_mb)

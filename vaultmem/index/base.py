@@ -15,6 +15,18 @@ SCHEMA_VERSION: int = 1
 Vector = npt.NDArray[np.float32]
 
 
+@dataclass(frozen=True)
+class IndexOptions:
+    """How the LanceDB store is maintained. Settings carries the same defaults."""
+
+    optimize_every: int = 50  # writes between automatic compactions (0: never)
+    # LanceDB caches every table version's manifest and every index it has opened, and its own
+    # limits are gigabytes: unbounded, a daemon grows with every edit. The working set is small
+    # (the full-text index of 50k chunks is ~8 MB), so these caps keep search fast and RSS flat.
+    index_cache_mb: int = 128
+    metadata_cache_mb: int = 64
+
+
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors."""
 

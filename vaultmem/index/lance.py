@@ -26,7 +26,7 @@ from lancedb.query import FullTextOperator, MultiMatchQuery
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.errors import IndexError_
 from vaultmem.index import tables as tb
-from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, NoteRecord, Vector
+from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
 from vaultmem.index.identity import META_FILE, identity_problem
 from vaultmem.index.vectors import VectorMatrix
@@ -44,10 +44,17 @@ class _Unusable(Exception):
 class LanceIndex:
     """The notes and chunks tables plus an in-memory vector mirror. Thread-safe."""
 
-    def __init__(self, path: Path, embedder_name: str, *, optimize_every: int = 50) -> None:
+    def __init__(
+        self, path: Path, embedder_name: str, options: IndexOptions | None = None
+    ) -> None:
+        options = options or IndexOptions()
         self.path = Path(path)
         self.embedder_name = embedder_name
-        self.optimize_every = optimize_every
+        self.optimize_every = options.optimize_every
+        self._session = lancedb.Session(
+            index_cache_size_bytes=options.index_cache_mb * 2**20,
+            metadata_cache_size_bytes=options.metadata_cache_mb * 2**20,
+        )
         self.rebuilt_reason: str | None = None
         self._lock = threading.RLock()
         self._db: Any = None
@@ -110,7 +117,7 @@ class LanceIndex:
         self.rebuilt_reason = reason
 
     def _open_tables(self) -> None:
-        self._db = lancedb.connect(str(self.path))
+        self._db = lancedb.connect(str(self.path), session=self._session)
         self._matrix, self._fts_ready, self._dim = None, False, None
         self._notes = self._open_or_create(tb.NOTES, tb.NOTES_SCHEMA)
         if self._notes.schema != tb.NOTES_SCHEMA:
@@ -322,6 +329,7 @@ class LanceIndex:
                 result["chunk_fragments"] = _fragments(self._chunks)
                 result["chunk_version"] = int(self._chunks.version)
             result["writes_since_optimize"] = self._writes_since_optimize
+            result["cache_bytes"] = int(self._session.size_bytes)
             return result
 
     def close(self) -> None:

@@ -343,3 +343,21 @@ def test_settings_and_index_options_share_their_defaults() -> None:
     settings, options = Settings(), IndexOptions()
     assert (settings.optimize_every_writes, settings.index_cache_mb, settings.metadata_cache_mb) \
         == (options.optimize_every, options.index_cache_mb, options.metadata_cache_mb)
+
+
+def test_the_app_opens_the_index_with_the_configured_limits(tmp_path: Path) -> None:
+    from vaultmem.app import build_app
+    from vaultmem.config import load_settings
+
+    (tmp_path / "vault").mkdir()
+    env = {"VAULTMEM_INDEX_CACHE_MB": "3"}
+    settings = load_settings(tmp_path / "none.toml", env=env, overrides={
+        "vault": tmp_path / "vault", "data_dir": tmp_path / "data", "embedding_model": "fake",
+        "metadata_cache_mb": 2, "optimize_every_writes": 7})
+    app = build_app(settings)
+    try:
+        assert app.index.options == IndexOptions(optimize_every=7, index_cache_mb=3,
+                                                 metadata_cache_mb=2)
+        assert app.index().stats()["cache_bytes"] >= 0
+    finally:
+        app.close()

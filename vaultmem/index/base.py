@@ -20,11 +20,11 @@ class IndexOptions:
     """How the LanceDB store is maintained. Settings carries the same defaults."""
 
     optimize_every: int = 50  # writes between automatic compactions (0: never)
-    # LanceDB caches every table version's manifest and every index it has opened, and its own
-    # limits are gigabytes: unbounded, a daemon grows with every edit. The working set is small
+    # LanceDB caches entries per table version (manifests, index metadata) and its own limits
+    # are 6 GB and 1 GB: unbounded, a daemon grows with every write. The working set is small
     # (the full-text index of 50k chunks is ~8 MB), so these caps keep search fast and RSS flat.
-    index_cache_mb: int = 128
-    metadata_cache_mb: int = 64
+    index_cache_mb: int = 64
+    metadata_cache_mb: int = 32
 
 
 class Embedder(Protocol):

@@ -36,6 +36,7 @@ from bench_queries import QUERIES  # isort: skip
 from tests.daemon._daemon import DaemonProcess, wait_until  # isort: skip
 from tests.stress.synthetic import TAGS, NoteWriter, SyntheticVault, generate_vault  # isort: skip
 from vaultmem.client import Client  # isort: skip
+from vaultmem.config import Settings  # isort: skip
 from vaultmem.errors import VaultmemError  # isort: skip
 
 # Relative weights of the operations each client picks from.
@@ -53,6 +54,9 @@ class LoadConfig:
     seed: int = 0
     real_model: bool = False
     rss_interval: float = 1.0
+    # The daemon's own timing by default; the test suite flushes faster to exercise the flush.
+    flush_seconds: float = Settings().flush_interval_seconds
+    debounce_ms: int = Settings().debounce_ms
 
 
 @dataclass
@@ -234,7 +238,11 @@ def run_load(work: Path, config: LoadConfig, log: Path | None = None) -> LoadRep
     sync = Sync(vault, changes, config.seed)
     stable = [p for p in vault.notes if p not in set(sync.pool)][:500]
     shared = Shared(vault, stable)
-    daemon = daemon_for(vault.root, work / "data", real_model=config.real_model, log=log)
+    daemon = daemon_for(
+        vault.root, work / "data", real_model=config.real_model, log=log,
+        VAULTMEM_FLUSH_INTERVAL_SECONDS=str(config.flush_seconds),
+        VAULTMEM_DEBOUNCE_MS=str(config.debounce_ms),
+    )
     report = LoadReport(config)
     report.phases["vault generated"] = time.monotonic() - started
     try:
@@ -385,9 +393,12 @@ def parse_args(argv: Sequence[str] | None = None) -> LoadConfig:
     parser.add_argument("--seed", type=int, default=defaults.seed)
     parser.add_argument("--real-model", action="store_true",
                         help="embed with the real model instead of the fake embedder")
+    parser.add_argument("--flush-seconds", type=float, default=defaults.flush_seconds,
+                        help="the daemon's usage flush interval (default: the daemon's, "
+                             f"{defaults.flush_seconds:g})")
     args = parser.parse_args(argv)
     return LoadConfig(args.notes, args.clients, args.seconds, args.churn, args.seed,
-                      args.real_model)
+                      args.real_model, flush_seconds=args.flush_seconds)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -50,8 +50,8 @@ class Settings:
     chunk_max_chars: int = 1000
     chunk_min_chars: int = 200
     optimize_every_writes: int = 50
-    index_cache_mb: int = 64  # LanceDB's caches: bounded so RSS stays flat under edits
-    metadata_cache_mb: int = 32
+    index_cache_mb: int = 32  # LanceDB's caches: bounded so RSS stays flat under edits
+    metadata_cache_mb: int = 16
 
     # decay (SPEC §3.1–3.2)
     decay_model: str = "power_law"

@@ -32,7 +32,8 @@ def rss_bound(start_mb: float) -> float:
 @pytest.mark.timeout(LEVEL.pick(150, 900))
 def test_concurrent_clients_with_a_syncing_vault(tmp_path: Path) -> None:
     config = stress_load.LoadConfig(notes=LEVEL.pick(300, 2000), clients=LEVEL.pick(8, 16),
-                                    seconds=LEVEL.pick(15, 120), rss_interval=0.5)
+                                    seconds=LEVEL.pick(15, 120), rss_interval=0.5,
+                                    flush_seconds=0.5)  # flushes race the sync and the clients
     report = stress_load.run_load(tmp_path, config, log=tmp_path / "daemon.log")
     stress_load.print_report(report)
 

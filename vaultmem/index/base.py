@@ -23,8 +23,8 @@ class IndexOptions:
     # LanceDB caches entries per table version (manifests, index metadata) and its own limits
     # are 6 GB and 1 GB: unbounded, a daemon grows with every write. The working set is small
     # (the full-text index of 50k chunks is ~8 MB), so these caps keep search fast and RSS flat.
-    index_cache_mb: int = 64
-    metadata_cache_mb: int = 32
+    index_cache_mb: int = 32
+    metadata_cache_mb: int = 16
 
 
 class Embedder(Protocol):

@@ -26,7 +26,7 @@ from vaultmem.consolidate import Consolidator
 from vaultmem.index.base import Embedder
 from vaultmem.indexer import SyncReport
 from vaultmem.lock import VaultLock
-from vaultmem.native import limit_malloc_arenas, trim_malloc
+from vaultmem.native import trim_malloc, tune_malloc
 from vaultmem.scheduler import Job, Scheduler
 from vaultmem.server import ApiServer
 from vaultmem.usage import FlushReport, JournaledMemoryStore, UsageJournal
@@ -76,7 +76,7 @@ class Daemon:
 
     def start(self) -> None:
         self.lock.acquire()
-        limit_malloc_arenas()  # before the index's and the model's native threads start
+        tune_malloc()  # before the index's and the model's native threads start
         try:
             self._start_parts()
         except BaseException:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vaultmem.index.embedders import SentenceTransformerEmbedder
-from vaultmem.native import limit_malloc_arenas, trim_malloc
+from vaultmem.native import trim_malloc, tune_malloc
 
 
 class _RecordingModel:
@@ -39,7 +39,7 @@ def test_every_model_call_runs_on_the_same_inference_thread() -> None:
     assert embedder.embed([]).shape == (0, 4)
 
 
-def test_malloc_arenas_can_be_capped_on_linux() -> None:
-    capped = limit_malloc_arenas(8)  # 8: glibc's own default per core, harmless here
+def test_malloc_can_be_tuned_on_linux() -> None:
+    capped = tune_malloc(8)  # 8 arenas: glibc's own default per core, harmless here
     assert capped is sys.platform.startswith("linux")
     assert isinstance(trim_malloc(), bool)

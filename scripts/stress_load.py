@@ -43,6 +43,7 @@ from vaultmem.errors import VaultmemError  # isort: skip
 MIX = {"search": 40, "get": 10, "status": 8, "touch": 12, "related": 8, "observe": 8,
        "save": 5, "review": 6, "sweep": 1}
 CHURN_KINDS = {"edit": 50, "create": 20, "rename": 15, "delete": 15}
+DAEMON_DEFAULTS = Settings()
 
 
 @dataclass
@@ -55,8 +56,8 @@ class LoadConfig:
     real_model: bool = False
     rss_interval: float = 1.0
     # The daemon's own timing by default; the test suite flushes faster to exercise the flush.
-    flush_seconds: float = Settings().flush_interval_seconds
-    debounce_ms: int = Settings().debounce_ms
+    flush_seconds: float = DAEMON_DEFAULTS.flush_interval_seconds
+    debounce_ms: int = DAEMON_DEFAULTS.debounce_ms
 
 
 @dataclass

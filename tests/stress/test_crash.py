@@ -69,14 +69,12 @@ from tests.stress.crash_harness import (
     REFUSED,
     UNKNOWN,
     ApiWorkload,
-    DiskActor,
-    VaultModel,
     call,
     memory_id,
     notes_on_disk,
-    seed_user_notes,
     user_view,
 )
+from tests.stress.disk_actor import DiskActor, VaultModel, seed_user_notes
 from vaultmem.errors import FrontmatterError
 from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.ignore import IgnoreRules

@@ -101,6 +101,7 @@ class Settings:
     sweep_interval_minutes: float = 60.0
     consolidate_interval_hours: float = 24.0
     optimize_interval_minutes: float = 2.0
+    max_write_pause_seconds: float = 300.0
 
     unknown_keys: tuple[str, ...] = ()
     source: str = "defaults"
@@ -254,8 +255,8 @@ def _validate(s: Settings) -> None:
     positive = ("half_life_days", "power_law_alpha", "embedding_batch_size", "chunk_max_chars",
                 "search_top_k", "max_active_memories", "flush_interval_seconds",
                 "sweep_interval_minutes", "consolidate_interval_hours",
-                "optimize_interval_minutes", "max_note_bytes", "strength_max",
-                "index_cache_mb", "metadata_cache_mb")
+                "optimize_interval_minutes", "max_write_pause_seconds", "max_note_bytes",
+                "strength_max", "index_cache_mb", "metadata_cache_mb")
     problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
     unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
             "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold")

@@ -100,7 +100,8 @@ class Daemon:
         )
         self.watcher.start()
         self._spawn("vaultmem-startup", self._startup)
-        self.scheduler = Scheduler(self._jobs(consolidator), paused=self._writes_paused)
+        self.scheduler = Scheduler(self._jobs(consolidator), paused=self._writes_paused,
+                                   max_pause_s=self.settings.max_write_pause_seconds)
         self.scheduler.start()
         log.info("serving %s at %s", app.root, self.server.url)
 
@@ -220,7 +221,7 @@ class Daemon:
             Job("consolidate", s.consolidate_interval_hours * 3600,
                 lambda: self._consolidate(consolidator), should_run=self._memories_changed),
             Job("optimize", s.optimize_interval_minutes * 60, self._optimize,
-                should_run=lambda: app.index.is_open),
+                should_run=lambda: app.index.is_open, pausable=False),  # writes no note
         ]
 
     def _memories_changed(self) -> bool:

@@ -4,6 +4,10 @@ Each job runs on its own interval (UTC). Runs missed while the machine slept are
 into one run on wake-up; the same job never overlaps itself (scheduled runs and `run_now`
 share a per-job lock), while different jobs may run side by side. A job that raises is logged
 and recorded in `status()` and keeps its schedule.
+
+While `paused()` says so (the daemon: notes are changing on disk), the jobs that write notes
+wait. A pause that never ends (a sync tool or a user who never stops) must not starve them, so
+a job deferred for `max_pause_s` runs anyway; its writes still refuse to overwrite an edit.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class Job:
     """`run` every `interval_s` seconds unless `should_run()` says there is nothing to do.
 
     The first run is `first_delay_s` after `Scheduler.start()`, or one interval when None.
+    Only `pausable` jobs wait while the scheduler is paused.
     """
 
     name: str
@@ -52,6 +57,7 @@ class Job:
     run: Callable[[], object]
     should_run: Callable[[], bool] = _always
     first_delay_s: float | None = None
+    pausable: bool = True
 
 
 @dataclass
@@ -62,12 +68,17 @@ class _JobState:
     last_result: str | None = None
     last_duration_s: float | None = None
     runs: int = 0
+    paused_since: float | None = None  # monotonic time of the first run deferred in a row
 
 
 class Scheduler:
-    """Runs `jobs` on their intervals on a background thread; `paused()` defers them all."""
+    """Runs `jobs` on their intervals on a background thread; `paused()` defers the pausable
+    ones, for at most `max_pause_s` in a row."""
 
-    def __init__(self, jobs: Sequence[Job], *, paused: Callable[[], bool] = _never) -> None:
+    def __init__(
+        self, jobs: Sequence[Job], *, paused: Callable[[], bool] = _never,
+        max_pause_s: float = math.inf,
+    ) -> None:
         self._states: dict[str, _JobState] = {}
         for job in jobs:
             if job.name in self._states:
@@ -77,7 +88,10 @@ class Scheduler:
             if job.first_delay_s is not None and job.first_delay_s < 0:
                 raise ValueError(f"job {job.name!r}: first_delay_s must not be negative")
             self._states[job.name] = _JobState(job)
+        if not max_pause_s > 0:
+            raise ValueError("max_pause_s must be positive")
         self._paused = paused
+        self._max_pause_s = max_pause_s
         self._started = False
         self._status_lock = threading.Lock()
         self._aps = BackgroundScheduler(
@@ -138,9 +152,10 @@ class Scheduler:
         with state.lock:
             started, t0 = datetime.now(UTC), time.perf_counter()
             try:
-                if self._paused():
+                if self._defer(state):
                     self._record(state, started, t0, SKIPPED_PAUSED, ran=False)
                     return
+                state.paused_since = None
                 if not state.job.should_run():
                     self._record(state, started, t0, SKIPPED_UNCHANGED, ran=False)
                     return
@@ -150,6 +165,19 @@ class Scheduler:
                 self._record(state, started, t0, _error(exc), ran=True)
                 return
             self._record(state, started, t0, OK, ran=True)
+
+    def _defer(self, state: _JobState) -> bool:
+        """Whether this run waits for the pause to end (never beyond `max_pause_s`)."""
+        if not state.job.pausable or not self._paused():
+            return False
+        now = time.monotonic()
+        if state.paused_since is None:
+            state.paused_since = now
+        if now - state.paused_since < self._max_pause_s:
+            return True
+        log.info("job %r ran after waiting %.0f s for a pause to end",
+                 state.job.name, now - state.paused_since)
+        return False
 
     def _record(
         self, state: _JobState, started: datetime, t0: float, result: str, *, ran: bool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import subprocess
@@ -137,6 +138,40 @@ def test_user_edit_while_a_usage_write_is_pending(tmp_path: Path, vault: Path) -
         assert _stm_free(final) == _stm_free(edited)
     finally:
         process.stop()
+
+
+def test_edits_that_never_pause_do_not_starve_the_scheduled_jobs(tmp_path: Path,
+                                                                  vault: Path) -> None:
+    """A user or sync tool changing a note every 0.3 s keeps the watcher busy for good: the
+    flush still lands after the longest pause, and the index is optimised all along."""
+    process = DaemonProcess(vault, tmp_path / "data", VAULTMEM_MAX_WRITE_PAUSE_SECONDS="3",
+                            VAULTMEM_OPTIMIZE_INTERVAL_MINUTES="0.01")
+    client = process.start()
+    stop = threading.Event()
+
+    def type_forever() -> None:
+        draft = vault / "Inbox/Draft.md"
+        for n in itertools.count():
+            if stop.wait(0.3):
+                return
+            draft.write_text(f"# Draft\n\nTyping, version {n}.\n", encoding="utf-8")
+
+    typist = threading.Thread(target=type_forever)
+    typist.start()
+    try:
+        time.sleep(1.0)  # the watcher is busy from now on
+        client.call("POST", "/v1/touch", {"id": SESSIONS_ID})
+        started = time.monotonic()
+        wait_until(lambda: "stm_use_count: 7" in (vault / SESSIONS).read_text(encoding="utf-8"),
+                   timeout=30)
+        jobs = {job["name"]: job for job in process.status()["daemon"]["jobs"]}
+        waited = time.monotonic() - started
+    finally:
+        stop.set()
+        typist.join()
+        process.stop()
+    assert waited > 1.0, "the flush did not wait for the edits at all"
+    assert jobs["optimize"]["runs"] >= 1 and jobs["optimize"]["last_result"] == "ok"
 
 
 def test_sigkill_during_touches_and_edits_loses_nothing(tmp_path: Path, vault: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,8 +43,11 @@ class Counter:
 def make_scheduler() -> Iterator[Callable[..., Scheduler]]:
     made: list[Scheduler] = []
 
-    def make(jobs: Sequence[Job], paused: Callable[[], bool] = lambda: False) -> Scheduler:
-        scheduler = Scheduler(jobs, paused=paused)
+    def make(
+        jobs: Sequence[Job], paused: Callable[[], bool] = lambda: False,
+        max_pause_s: float = math.inf,
+    ) -> Scheduler:
+        scheduler = Scheduler(jobs, paused=paused, max_pause_s=max_pause_s)
         scheduler.start()
         made.append(scheduler)
         return scheduler
@@ -89,6 +93,42 @@ def test_paused_skips_every_job(make_scheduler: Callable[..., Scheduler]) -> Non
     wait_until(lambda: checks.count >= 2)
     assert status_of(scheduler, "write")["last_result"] == "skipped: paused"
     assert body.count == 0
+
+
+@pytest.mark.timeout(30)
+def test_a_job_that_is_not_pausable_runs_while_paused(
+    make_scheduler: Callable[..., Scheduler],
+) -> None:
+    waits, index = Counter(), Counter()
+    scheduler = make_scheduler(
+        [Job("write", 0.05, waits, first_delay_s=0.0),
+         Job("index", 0.05, index, first_delay_s=0.0, pausable=False)],
+        paused=lambda: True,
+    )
+    wait_until(lambda: index.count >= 3)
+    assert waits.count == 0
+    assert status_of(scheduler, "write")["last_result"] == "skipped: paused"
+    assert status_of(scheduler, "index")["last_result"] == "ok"
+
+
+@pytest.mark.timeout(30)
+def test_a_pause_that_never_ends_defers_a_job_only_max_pause_s(
+    make_scheduler: Callable[..., Scheduler],
+) -> None:
+    body, checks = Counter(), Counter(result=True)
+    started = time.monotonic()
+    make_scheduler([Job("flush", 0.05, body, first_delay_s=0.0)],
+                   paused=lambda: bool(checks()), max_pause_s=0.5)
+    wait_until(lambda: body.count >= 2)
+    first_wait = body.times[0] - started
+    second_wait = body.times[1] - body.times[0]
+    assert checks.count > body.count  # most runs were deferred...
+    assert 0.45 <= first_wait < 5 and 0.45 <= second_wait < 5  # ...each for about 0.5 s
+
+
+def test_max_pause_s_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="max_pause_s"):
+        Scheduler([Job("x", 1, lambda: None)], max_pause_s=0)
 
 
 @pytest.mark.timeout(30)

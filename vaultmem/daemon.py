@@ -26,7 +26,7 @@ from vaultmem.consolidate import Consolidator
 from vaultmem.index.base import Embedder
 from vaultmem.indexer import SyncReport
 from vaultmem.lock import VaultLock
-from vaultmem.native import trim_malloc, tune_malloc
+from vaultmem.native import Trimmer, trim_malloc, tune_malloc
 from vaultmem.scheduler import Job, Scheduler
 from vaultmem.server import ApiServer
 from vaultmem.usage import FlushReport, JournaledMemoryStore, UsageJournal
@@ -35,6 +35,7 @@ from vaultmem.watch import VaultWatcher
 
 log = logging.getLogger("vaultmem.daemon")
 DAEMON_FILE = "daemon.json"
+TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
 
 class Progress:
@@ -66,6 +67,7 @@ class Daemon:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._consolidated_at: str | None = None
+        self._trimmer = Trimmer(TRIM_EVERY_S)
         self.app: App | None = None
         self.journal: UsageJournal | None = None
         self.server: ApiServer | None = None
@@ -169,6 +171,7 @@ class Daemon:
         report = store.flush()
         if report.written:
             self.app.engine.sync_paths(report.written)  # our own write: metadata only
+            self._trimmer.maybe_trim()
         return report
 
     def status(self) -> dict[str, Any]:
@@ -202,6 +205,7 @@ class Daemon:
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
             self.app.engine.sync_paths(paths)
+            self._trimmer.maybe_trim()
 
     def _on_rescan(self) -> None:
         if self.app is not None and not self._stop.is_set():

@@ -2,7 +2,8 @@
 
 LanceDB and torch run many native threads. glibc gives threads their own malloc arenas (up to
 8 per core) and seldom hands freed memory back, so the daemon's RSS kept creeping up with
-every write although nothing leaked. Fewer arenas and an occasional trim keep it level.
+every write although nothing leaked. Fewer arenas and a trim after the daemon's writes (at
+most every few seconds: a trim walks every arena under its lock) keep it level.
 
 glibc also raises its mmap threshold (up to 32 MiB) each time a large block is freed, after
 which torch's multi-megabyte activations come from the heap, where small long-lived blocks
@@ -17,6 +18,9 @@ import ctypes.util
 import functools
 import logging
 import sys
+import threading
+import time
+from collections.abc import Callable
 
 log = logging.getLogger("vaultmem.native")
 
@@ -57,3 +61,27 @@ def trim_malloc() -> bool:
     """Return freed heap memory to the system; True if some was released."""
     libc = _libc()
     return libc is not None and bool(libc.malloc_trim(0))
+
+
+class Trimmer:
+    """`trim_malloc` for callers that may ask after every small write: it trims at most once
+    per `min_interval_s`, so a busy daemon trims a few times a minute, not per request."""
+
+    def __init__(self, min_interval_s: float,
+                 clock: Callable[[], float] = time.monotonic,
+                 trim: Callable[[], bool] = trim_malloc) -> None:
+        self.min_interval_s = min_interval_s
+        self._clock = clock
+        self._trim = trim
+        self._lock = threading.Lock()
+        self._last: float | None = None
+
+    def maybe_trim(self) -> bool:
+        """Trim unless the last trim was under `min_interval_s` ago; True if it trimmed."""
+        with self._lock:
+            now = self._clock()
+            if self._last is not None and now - self._last < self.min_interval_s:
+                return False
+            self._last = now
+        self._trim()
+        return True

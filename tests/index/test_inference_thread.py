@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from vaultmem.index.embedders import SentenceTransformerEmbedder
-from vaultmem.native import trim_malloc, tune_malloc
+from vaultmem.native import Trimmer, trim_malloc, tune_malloc
 
 
 class _RecordingModel:
@@ -43,3 +43,17 @@ def test_malloc_can_be_tuned_on_linux() -> None:
     capped = tune_malloc(8)  # 8 arenas: glibc's own default per core, harmless here
     assert capped is sys.platform.startswith("linux")
     assert isinstance(trim_malloc(), bool)
+
+
+def test_the_trimmer_trims_at_most_once_per_interval() -> None:
+    now = [100.0]
+    trims: list[float] = []
+    trimmer = Trimmer(10.0, clock=lambda: now[0], trim=lambda: trims.append(now[0]) is None)
+    assert trimmer.maybe_trim()  # the first request trims
+    for step in (1.0, 4.0, 4.9):  # 9.9 s later: still inside the interval
+        now[0] += step
+        assert not trimmer.maybe_trim()
+    now[0] += 0.1
+    assert trimmer.maybe_trim()
+    assert not trimmer.maybe_trim()
+    assert trims == [100.0, 110.0]

@@ -71,6 +71,7 @@ class LoadReport:
     rss: RssSampler | None = None
     rss_start: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)  # seconds of the untimed parts
+    jobs: dict[str, str] = field(default_factory=dict)  # the daemon's jobs during the load
 
     @property
     def requests(self) -> int:
@@ -256,6 +257,7 @@ def run_load(work: Path, config: LoadConfig, log: Path | None = None) -> LoadRep
             wait_until(lambda: len(rss.samples) > 0, 10)
             report.rss_start = rss.samples[0][1]
             drive(clients, sync, shared, report)
+        report.jobs = scheduled_jobs(daemon)
         report.churn = sync.counts
         started = time.monotonic()
         report.problems = end_checks(daemon, sync, shared)
@@ -325,7 +327,30 @@ def end_checks(daemon: DaemonProcess, sync: Sync, shared: Shared) -> list[str]:
         except VaultmemError as exc:
             problems.append(f"saved memory {memory_id}: {exc}")
     problems += index_caught_up(daemon)
+    problems += usage_written(daemon)
     return problems
+
+
+def scheduled_jobs(daemon: DaemonProcess) -> dict[str, str]:
+    """How often each scheduled job ran, and the pending usage writes, as the load ends."""
+    status = daemon.status()["daemon"]
+    jobs = {job["name"]: f"{job['runs']} runs (last: {job['last_result']})"
+            for job in status["jobs"]}
+    jobs["pending usage writes"] = str(status["pending_usage_writes"])
+    return jobs
+
+
+def usage_written(daemon: DaemonProcess) -> list[str]:
+    """Once the sync stops, the flush writes every pending use into the notes."""
+    flush = float(daemon.env["VAULTMEM_FLUSH_INTERVAL_SECONDS"])
+    timeout = 60.0 + 3 * flush
+    try:
+        wait_until(lambda: daemon.status()["daemon"]["pending_usage_writes"] == 0, timeout,
+                   step=0.5)
+    except TimeoutError:
+        pending = daemon.status()["daemon"]["pending_usage_writes"]
+        return [f"{pending} usage writes still pending {timeout:g} s after the sync"]
+    return []
 
 
 def index_caught_up(daemon: DaemonProcess, timeout: float = 120.0) -> list[str]:
@@ -369,6 +394,8 @@ def print_report(report: LoadReport) -> None:
     for line in Counter(report.errors).most_common(20):
         say(f"  {line[1]} x {line[0]}")
     say(f"sync changes: {sum(report.churn.values())} ({dict(report.churn)})")
+    say("daemon jobs during the load: "
+        + "; ".join(f"{name} {value}" for name, value in report.jobs.items()))
     if report.rss is not None:
         first, middle, last = report.rss.thirds()
         say(f"daemon RSS (MB): start {report.rss_start:.0f}; max per third {first:.0f} / "

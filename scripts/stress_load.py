@@ -8,9 +8,10 @@ Usage:
 A `vaultmem run` process (fake embedder unless --real-model) serves a synthetic vault
 (tests/stress/synthetic.py). N client threads send a realistic mix of requests, each on its own
 connection, for a bounded time: mostly search, then get, status, touch, related, observe, save,
-review and an occasional sweep dry run. Meanwhile a sync-like thread changes 10 % of the vault
-in bursts: edits (some appending to memory notes the daemon also writes), creates, renames and
-deletes. Printed: throughput, p50/p95/p99 latency overall and per operation, every error, the
+review and an occasional sweep dry run; saves draw from a pool of 300 facts (`--save-pool`), so
+saving one again reinforces it and the vault stops growing. Meanwhile a sync-like thread
+(scripts/stress_sync.py) changes 10 % of the vault in bursts: edits (some appending to memory
+notes the daemon also writes), creates, renames and deletes. Printed: throughput, p50/p95/p99 latency overall and per operation, every error, the
 daemon's RSS over time and whether it plateaus, then the checks: daemon alive, every note as the
 sync left it, saved memories readable, and the index caught up with the disk.
 """
@@ -31,10 +32,11 @@ from typing import Any
 from urllib.parse import quote
 
 from stress_common import RssSampler, daemon_for, load_average, machine_lines, percentile, say
+from stress_sync import Sync
 
 from bench_queries import QUERIES  # isort: skip
 from tests.daemon._daemon import DaemonProcess, wait_until  # isort: skip
-from tests.stress.synthetic import TAGS, NoteWriter, SyntheticVault, generate_vault  # isort: skip
+from tests.stress.synthetic import TAGS, SyntheticVault, generate_vault  # isort: skip
 from vaultmem.client import Client  # isort: skip
 from vaultmem.config import Settings  # isort: skip
 from vaultmem.errors import VaultmemError  # isort: skip
@@ -42,7 +44,6 @@ from vaultmem.errors import VaultmemError  # isort: skip
 # Relative weights of the operations each client picks from.
 MIX = {"search": 40, "get": 10, "status": 8, "touch": 12, "related": 8, "observe": 8,
        "save": 5, "review": 6, "sweep": 1}
-CHURN_KINDS = {"edit": 50, "create": 20, "rename": 15, "delete": 15}
 DAEMON_DEFAULTS = Settings()
 
 
@@ -58,6 +59,9 @@ class LoadConfig:
     # The daemon's own timing by default; the test suite flushes faster to exercise the flush.
     flush_seconds: float = DAEMON_DEFAULTS.flush_interval_seconds
     debounce_ms: int = DAEMON_DEFAULTS.debounce_ms
+    # Saves draw from this many distinct facts; saving one again reinforces it, as an assistant
+    # re-learning a fact does, so the vault stops growing. 0: every save is a new memory.
+    save_pool: int = 300
 
 
 @dataclass
@@ -72,6 +76,8 @@ class LoadReport:
     rss_start: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)  # seconds of the untimed parts
     jobs: dict[str, str] = field(default_factory=dict)  # the daemon's jobs during the load
+    notes_end: int = 0  # notes in the vault when the load ends
+    saves: tuple[int, int] = (0, 0)  # memories created, saves that reinforced one instead
 
     @property
     def requests(self) -> int:
@@ -81,20 +87,39 @@ class LoadReport:
 class Shared:
     """What the clients and the sync thread know about the vault, behind one lock."""
 
-    def __init__(self, vault: SyntheticVault, stable: list[str]) -> None:
+    def __init__(self, vault: SyntheticVault, stable: list[str], save_pool: int,
+                 seed: int) -> None:
         self.lock = threading.Lock()
         self.memory_ids = list(vault.memory_ids)
         self.stable = stable  # regular notes the sync never changes (targets of related)
         self.saved: list[str] = []
+        self.reinforced = 0
+        self.facts = fact_pool(save_pool, seed)
+
+    def fact(self, rng: random.Random) -> str:
+        return rng.choice(self.facts) if self.facts else fresh_fact(rng)
 
     def ids(self, rng: random.Random, count: int = 1) -> list[str]:
         with self.lock:
             return rng.sample(self.memory_ids, min(count, len(self.memory_ids)))
 
-    def add_saved(self, memory_id: str) -> None:
+    def add_saved(self, answer: dict[str, Any]) -> None:
         with self.lock:
-            self.memory_ids.append(memory_id)
-            self.saved.append(memory_id)
+            if answer["created"]:
+                self.memory_ids.append(answer["memory"]["id"])
+                self.saved.append(answer["memory"]["id"])
+            else:
+                self.reinforced += 1
+
+
+def fresh_fact(rng: random.Random) -> str:
+    return f"Load note {rng.getrandbits(48):012x}: " + " ".join(
+        rng.choice(QUERIES) for _ in range(3))
+
+
+def fact_pool(size: int, seed: int) -> list[str]:
+    rng = random.Random(f"facts-{seed}")
+    return [fresh_fact(rng) for _ in range(size)]
 
 
 # ---- the clients ----------------------------------------------------------------------------
@@ -122,10 +147,8 @@ def request(client: Client, op: str, rng: random.Random, shared: Shared) -> None
     elif op == "observe":
         client.observe(shared.ids(rng, rng.randint(1, 4)), [rng.choice(TAGS)])
     elif op == "save":
-        content = f"Load note {rng.getrandbits(48):012x}: " + " ".join(
-            rng.choice(QUERIES) for _ in range(3))
-        answer = client.save(content, tags=[rng.choice(TAGS)], type="fact")
-        shared.add_saved(answer["memory"]["id"])
+        answer = client.save(shared.fact(rng), tags=[rng.choice(TAGS)], type="fact")
+        shared.add_saved(answer)
     elif op == "review":
         client.review(limit=10)
     elif op == "sweep":
@@ -150,85 +173,6 @@ def client_loop(client: Client, seed: int, deadline: float, shared: Shared,
             report.latencies[op].append(elapsed)
 
 
-# ---- the sync-like process ------------------------------------------------------------------
-
-
-class Sync:
-    """Changes a fixed share of the vault in bursts and remembers what each note must hold."""
-
-    def __init__(self, vault: SyntheticVault, changes: int, seed: int) -> None:
-        self.root = vault.root
-        self.rng = random.Random(seed)
-        self.writer = NoteWriter(seed + 1)
-        pool = sorted(vault.notes)
-        self.rng.shuffle(pool)
-        self.pool = pool[:max(4, changes)]  # the notes this sync may change
-        self.memories = list(vault.memories)
-        self.changes = changes
-        self.expected: dict[str, str] = {}  # path -> exact text
-        self.appended: dict[str, list[str]] = defaultdict(list)  # memory path -> lines
-        self.gone: set[str] = set()
-        self.counts: Counter[str] = Counter()
-
-    def run(self, bursts: int, deadline: float, stop: threading.Event) -> None:
-        per_burst = max(1, -(-self.changes // bursts))
-        gap = max(0.0, (deadline - time.monotonic()) / (bursts + 1))
-        while sum(self.counts.values()) < self.changes and not stop.wait(gap):
-            for _ in range(min(per_burst, self.changes - sum(self.counts.values()))):
-                self.change()
-
-    def change(self) -> None:
-        kind = self.rng.choices(list(CHURN_KINDS), list(CHURN_KINDS.values()))[0]
-        if kind != "create" and len(self.pool) < 2:
-            kind = "create"
-        getattr(self, kind)()
-        self.counts[kind] += 1
-
-    def edit(self) -> None:
-        if self.memories and self.rng.random() < 0.2:
-            path = self.rng.choice(self.memories)
-            line = f"Sync edit {self.rng.getrandbits(40):010x}."
-            full = self.root / path
-            full.write_text(full.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
-            self.appended[path].append(line)
-            return
-        self._write(self.rng.choice(self.pool), self.writer.note())
-
-    def create(self) -> None:
-        path = self._free_path(Path(self.rng.choice(self.pool)).parent)
-        self.pool.append(path)
-        self._write(path, self.writer.note())
-
-    def rename(self) -> None:
-        old = self.pool.pop(self.rng.randrange(len(self.pool)))
-        new = self._free_path(Path(old).parent)
-        (self.root / old).rename(self.root / new)
-        text = self.expected.pop(old, None)
-        self.expected[new] = text if text is not None else (self.root / new).read_text("utf-8")
-        self.gone.add(old)
-        self.pool.append(new)
-
-    def delete(self) -> None:
-        path = self.pool.pop(self.rng.randrange(len(self.pool)))
-        (self.root / path).unlink()
-        self.expected.pop(path, None)
-        self.gone.add(path)
-
-    def _free_path(self, folder: Path) -> str:
-        """A vault-relative path in `folder` that no note has (nor had) yet."""
-        while True:
-            path = (folder / f"{self.writer.title()}.md").as_posix()
-            if not (self.root / path).exists() and path not in self.gone:
-                return path
-
-    def _write(self, path: str, text: str) -> None:
-        full = self.root / path
-        full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_text(text, encoding="utf-8")
-        self.expected[path] = text
-        self.gone.discard(path)
-
-
 # ---- the run --------------------------------------------------------------------------------
 
 
@@ -239,7 +183,7 @@ def run_load(work: Path, config: LoadConfig, log: Path | None = None) -> LoadRep
     changes = max(4, round(config.notes * config.churn))
     sync = Sync(vault, changes, config.seed)
     stable = [p for p in vault.notes if p not in set(sync.pool)][:500]
-    shared = Shared(vault, stable)
+    shared = Shared(vault, stable, config.save_pool, config.seed)
     daemon = daemon_for(
         vault.root, work / "data", real_model=config.real_model, log=log,
         VAULTMEM_FLUSH_INTERVAL_SECONDS=str(config.flush_seconds),
@@ -258,6 +202,8 @@ def run_load(work: Path, config: LoadConfig, log: Path | None = None) -> LoadRep
             report.rss_start = rss.samples[0][1]
             drive(clients, sync, shared, report)
         report.jobs = scheduled_jobs(daemon)
+        report.notes_end = daemon.status()["notes"]
+        report.saves = (len(shared.saved), shared.reinforced)
         report.churn = sync.counts
         started = time.monotonic()
         report.problems = end_checks(daemon, sync, shared)
@@ -394,6 +340,9 @@ def print_report(report: LoadReport) -> None:
     for line in Counter(report.errors).most_common(20):
         say(f"  {line[1]} x {line[0]}")
     say(f"sync changes: {sum(report.churn.values())} ({dict(report.churn)})")
+    say(f"saves: {report.saves[0]:,} new memories, {report.saves[1]:,} reinforced one "
+        f"(pool of {config.save_pool or 'unbounded'} facts); notes in the vault at the end: "
+        f"{report.notes_end:,}")
     say("daemon jobs during the load: "
         + "; ".join(f"{name} {value}" for name, value in report.jobs.items()))
     if report.rss is not None:
@@ -424,9 +373,16 @@ def parse_args(argv: Sequence[str] | None = None) -> LoadConfig:
     parser.add_argument("--flush-seconds", type=float, default=defaults.flush_seconds,
                         help="the daemon's usage flush interval (default: the daemon's, "
                              f"{defaults.flush_seconds:g})")
+    parser.add_argument("--save-pool", type=int, default=defaults.save_pool,
+                        help="distinct facts the saves draw from; saving one again reinforces "
+                             f"it (default {defaults.save_pool}; 0: every save is new, the "
+                             "vault grows all along)")
     args = parser.parse_args(argv)
+    if args.save_pool < 0:
+        parser.error("--save-pool must be 0 or more")
     return LoadConfig(args.notes, args.clients, args.seconds, args.churn, args.seed,
-                      args.real_model, flush_seconds=args.flush_seconds)
+                      args.real_model, flush_seconds=args.flush_seconds,
+                      save_pool=args.save_pool)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

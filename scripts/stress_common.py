@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import psutil
@@ -83,15 +83,15 @@ class RssSampler:
                 return
             self._stop.wait(self.interval)
 
-    def thirds(self) -> tuple[float, float, float]:
-        """The max RSS of the first, middle and last third of the samples."""
+    def thirds(self, of: Callable[[list[float]], float] = max) -> tuple[float, float, float]:
+        """The max (or `of`) RSS of the first, middle and last third of the samples."""
         values = [mb for _, mb in self.samples]
         n = len(values)
         if n < 3:
-            top = max(values, default=0.0)
+            top = of(values) if values else 0.0
             return top, top, top
         cut = [0, n // 3, 2 * n // 3, n]
-        first, middle, last = (max(values[cut[i]:cut[i + 1]]) for i in range(3))
+        first, middle, last = (of(values[cut[i]:cut[i + 1]]) for i in range(3))
         return first, middle, last
 
     def plateaus(self, slack_mb: float = 20.0) -> bool:

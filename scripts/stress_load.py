@@ -11,15 +11,17 @@ connection, for a bounded time: mostly search, then get, status, touch, related,
 review and an occasional sweep dry run; saves draw from a pool of 300 facts (`--save-pool`), so
 saving one again reinforces it and the vault stops growing. Meanwhile a sync-like thread
 (scripts/stress_sync.py) changes 10 % of the vault in bursts: edits (some appending to memory
-notes the daemon also writes), creates, renames and deletes. Printed: throughput, p50/p95/p99 latency overall and per operation, every error, the
-daemon's RSS over time and whether it plateaus, then the checks: daemon alive, every note as the
-sync left it, saved memories readable, and the index caught up with the disk.
+notes the daemon also writes), creates, renames and deletes. Printed: throughput, p50/p95/p99
+latency overall and per operation, every error, the daemon's scheduled jobs, its RSS over time
+and whether it plateaus, then the checks: daemon alive, every note as the sync left it, saved
+memories readable, the index caught up with the disk and the usage journal drained.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import tempfile
 import threading
@@ -349,6 +351,8 @@ def print_report(report: LoadReport) -> None:
         first, middle, last = report.rss.thirds()
         say(f"daemon RSS (MB): start {report.rss_start:.0f}; max per third {first:.0f} / "
             f"{middle:.0f} / {last:.0f}; plateaus: {'yes' if report.rss.plateaus() else 'NO'}")
+        say("median per third (MB): "
+            + " / ".join(f"{mb:.0f}" for mb in report.rss.thirds(statistics.median)))
         say(f"RSS series (seconds:MB): {report.rss.series()}")
     say(f"end checks: {'all passed' if not report.problems else 'FAILED'}; phases: "
         + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.phases.items()))

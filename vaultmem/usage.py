@@ -126,18 +126,26 @@ class JournaledMemoryStore(MemoryStore):
     # reads: the note's state with any pending state laid over it ---------------------------
 
     def load(self, ref: str) -> MemoryNote:
-        return self._overlay(super().load(ref))
+        memory = super().load(ref)
+        return self._overlay(memory, self.journal.get(memory.state.id))
 
     def try_load(self, path: str) -> MemoryNote | None:
         memory = self._cached(path)
-        return self._overlay(memory) if memory is not None else None
+        if memory is None:
+            return None
+        return self._overlay(memory, self.journal.get(memory.state.id))
 
     def iter_memories(self) -> Iterator[MemoryNote]:
-        """In the daemon the watcher keeps the catalog current: list memories from it."""
+        """In the daemon the watcher keeps the catalog current: list memories from it.
+
+        The pending states are read in one query up front (one per memory queued behind
+        every touch under load); callers that need them exact hold `self.lock`, which every
+        change to the journal holds too."""
+        pending = {entry.memory_id: entry for entry in self.journal.all()}
         for path in sorted(set(self.catalog.memory_paths().values())):
-            memory = self.try_load(path)
+            memory = self._cached(path)
             if memory is not None:
-                yield memory
+                yield self._overlay(memory, pending.get(memory.state.id))
 
     def _cached(self, path: str) -> MemoryNote | None:
         try:
@@ -153,8 +161,7 @@ class JournaledMemoryStore(MemoryStore):
         self._cache[path] = (key, memory)
         return memory
 
-    def _overlay(self, memory: MemoryNote) -> MemoryNote:
-        pending = self.journal.get(memory.state.id)
+    def _overlay(self, memory: MemoryNote, pending: Pending | None) -> MemoryNote:
         if pending is None:
             return memory
         state = state_from_fields(pending.fields, tags=memory.note.tags)
@@ -175,7 +182,8 @@ class JournaledMemoryStore(MemoryStore):
             return written
 
     def written(self, memory_id: str) -> None:
-        self.journal.clear(memory_id)
+        with self.lock:
+            self.journal.clear(memory_id)
 
     def flush(self) -> FlushReport:
         """Write every pending state into its note (guarded); failures stay pending."""

@@ -65,6 +65,21 @@ def test_touch_is_visible_at_once_and_written_on_flush(app: App, vault: Path) ->
     assert len(_store(app).journal) == 0
 
 
+def test_listing_memories_shows_pending_state_from_one_journal_read(
+    app: App, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    app.engine.touch(MEMORY_ID, REFERENCE)
+    store = _store(app)
+    reads: list[str] = []
+    for name in ("get", "all"):
+        original = getattr(store.journal, name)
+        monkeypatch.setattr(store.journal, name,
+                            lambda *a, _o=original, _n=name: reads.append(_n) or _o(*a))
+    listed = {m.state.id: m for m in store.iter_memories()}
+    assert listed[MEMORY_ID].state.use_count == 7  # the pending touch, not the note's 6
+    assert len(listed) > 1 and reads == ["all"]  # not one query per memory (slow under load)
+
+
 def test_many_touches_coalesce_into_one_write(app: App, vault: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from vaultmem import usage

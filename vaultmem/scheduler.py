@@ -230,3 +230,49 @@ def _error(exc: Exception) -> str:
 
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.astimezone(UTC).isoformat()
+
+
+class AfterQuiet:
+    """Calls `action` once, `delay_s` after the last `poke()`: a burst of pokes makes one call
+    when it ends. One thread; `stop()` cancels a call not yet made."""
+
+    def __init__(self, delay_s: float, action: Callable[[], object], *, name: str) -> None:
+        self.delay_s = delay_s
+        self._action = action
+        self._cond = threading.Condition()
+        self._due: float | None = None
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def poke(self) -> None:
+        with self._cond:
+            self._due = time.monotonic() + self.delay_s
+            self._cond.notify()
+
+    def stop(self, timeout: float = 60.0) -> None:
+        with self._cond:
+            self._stopped = True
+            self._cond.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while self._wait_until_due():
+            try:
+                self._action()
+            except Exception:
+                log.exception("%s failed", self._thread.name)
+
+    def _wait_until_due(self) -> bool:
+        """Sleep until a poke's delay has passed with no newer poke; False once stopped."""
+        with self._cond:
+            while not self._stopped:
+                if self._due is not None and time.monotonic() >= self._due:
+                    self._due = None
+                    return True
+                wait = None if self._due is None else self._due - time.monotonic()
+                self._cond.wait(wait)
+            return False

@@ -140,6 +140,21 @@ def test_user_edit_while_a_usage_write_is_pending(tmp_path: Path, vault: Path) -
         process.stop()
 
 
+def test_the_index_is_optimised_soon_after_a_burst_of_edits(daemon: DaemonProcess,
+                                                            vault: Path) -> None:
+    """Not only every `optimize_interval_minutes` (2): writes outside the full-text index
+    slow every search until then."""
+    def optimised() -> int:
+        jobs = {job["name"]: job for job in daemon.status()["daemon"]["jobs"]}
+        return int(jobs["optimize"]["runs"])
+
+    before = optimised()
+    for n in range(5):
+        (vault / f"Inbox/Burst {n}.md").write_text(f"# Burst {n}\n\nWords.\n", encoding="utf-8")
+        time.sleep(0.2)
+    wait_until(lambda: optimised() > before, timeout=30)
+
+
 def test_edits_that_never_pause_do_not_starve_the_scheduled_jobs(tmp_path: Path,
                                                                   vault: Path) -> None:
     """A user or sync tool changing a note every 0.3 s keeps the watcher busy for good: the

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from vaultmem.scheduler import Job, Scheduler
+from vaultmem.scheduler import AfterQuiet, Job, Scheduler
 
 WAIT = 10.0
 
@@ -284,3 +284,48 @@ def test_stop_leaves_no_threads_and_is_idempotent() -> None:
     scheduler.stop()
     assert set(threading.enumerate()) == before
     assert all(entry["next_run"] is None for entry in scheduler.status())
+
+
+@pytest.mark.timeout(30)
+def test_after_quiet_calls_once_when_a_burst_of_pokes_ends() -> None:
+    calls = Counter()
+    quiet = AfterQuiet(0.3, calls, name="test-quiet")
+    quiet.start()
+    try:
+        first = time.monotonic()
+        for _ in range(6):  # a burst lasting ~0.5 s, longer than the delay itself
+            time.sleep(0.1)
+            quiet.poke()
+        last = time.monotonic()
+        wait_until(lambda: calls.count == 1)
+        time.sleep(0.5)
+        assert calls.count == 1
+        assert calls.times[0] - last >= 0.25 and calls.times[0] - first >= 0.8
+        quiet.poke()  # a later burst: another call
+        wait_until(lambda: calls.count == 2)
+    finally:
+        quiet.stop()
+
+
+@pytest.mark.timeout(30)
+def test_after_quiet_stop_cancels_a_pending_call_and_survives_errors(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls = Counter()
+
+    def boom() -> None:
+        calls()
+        raise ValueError("optimise failed")
+
+    quiet = AfterQuiet(0.05, boom, name="test-quiet")
+    quiet.start()
+    quiet.poke()
+    wait_until(lambda: calls.count == 1)
+    quiet.poke()
+    wait_until(lambda: calls.count == 2)  # the error did not end the thread
+    assert "optimise failed" in caplog.text
+    quiet.delay_s = 5.0
+    quiet.poke()
+    quiet.stop()
+    assert not quiet._thread.is_alive()
+    assert calls.count == 2

@@ -203,8 +203,9 @@ def run_load(work: Path, config: LoadConfig, log: Path | None = None) -> LoadRep
             wait_until(lambda: len(rss.samples) > 0, 10)
             report.rss_start = rss.samples[0][1]
             drive(clients, sync, shared, report)
-        report.jobs = scheduled_jobs(daemon)
-        report.notes_end = daemon.status()["notes"]
+        status = daemon.status()
+        report.jobs = scheduled_jobs(status["daemon"])
+        report.notes_end = status["notes"]
         report.saves = (len(shared.saved), shared.reinforced)
         report.churn = sync.counts
         started = time.monotonic()
@@ -279,9 +280,9 @@ def end_checks(daemon: DaemonProcess, sync: Sync, shared: Shared) -> list[str]:
     return problems
 
 
-def scheduled_jobs(daemon: DaemonProcess) -> dict[str, str]:
-    """How often each scheduled job ran, and the pending usage writes, as the load ends."""
-    status = daemon.status()["daemon"]
+def scheduled_jobs(status: dict[str, Any]) -> dict[str, str]:
+    """How often each scheduled job ran, and the pending usage writes, from the daemon's
+    part of `status`."""
     jobs = {job["name"]: f"{job['runs']} runs (last: {job['last_result']})"
             for job in status["jobs"]}
     jobs["pending usage writes"] = str(status["pending_usage_writes"])

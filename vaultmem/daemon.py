@@ -178,7 +178,6 @@ class Daemon:
         report = store.flush()
         if report.written:
             self.app.engine.sync_paths(report.written)  # our own write: metadata only
-            self._trimmer.maybe_trim()
         return report
 
     def status(self) -> dict[str, Any]:
@@ -212,7 +211,7 @@ class Daemon:
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
             self.app.engine.sync_paths(paths)
-            self._trimmer.maybe_trim()
+            self._trimmer.maybe_trim()  # every write, ours too, comes back here as a batch
             self._settled.poke()
 
     def _on_rescan(self) -> None:

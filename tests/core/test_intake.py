@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vaultmem.core.intake import (
+    ANTHROPIC_KEY,
     AWS_ACCESS_KEY,
     AWS_SECRET_KEY,
     CONNECTION_STRING,
@@ -113,7 +114,7 @@ SECRETS: list[tuple[str, str]] = [
      + "/B0" + upper_fake(8, 26) + "/" + fake(24, 27)),
     (OPENAI_KEY, "The summariser script uses " + SK + "-" + fake(48, 28) + " for now."),
     (OPENAI_KEY, "project key " + SK + "-proj-" + fake(100, 29, B64URL) + " in the notebook"),
-    (OPENAI_KEY, "Claude key: " + SK + "-ant-api03-" + fake(93, 30, B64URL) + "AA"),
+    (ANTHROPIC_KEY, "Claude key: " + SK + "-ant-api03-" + fake(93, 30, B64URL) + "AA"),
     (GOOGLE_KEY, "Maps embed key AI" + "za" + fake(35, 31, B64URL) + " restricted to the site."),
     (STRIPE_KEY, "billing uses " + SK + "_live_" + fake(24, 32) + " in production"),
     (STRIPE_KEY, "restricted key rk" + "_live_" + fake(32, 33) + " for reporting"),

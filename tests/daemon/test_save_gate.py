@@ -27,12 +27,15 @@ from vaultmem.app import App, build_app
 from vaultmem.client import Client
 from vaultmem.config import load_settings
 from vaultmem.core.intake import (
+    ANTHROPIC_KEY,
     AWS_ACCESS_KEY,
     AWS_SECRET_KEY,
     CONNECTION_STRING,
     GITHUB_TOKEN,
     GOOGLE_KEY,
+    GROQ_KEY,
     HIGH_ENTROPY,
+    HUGGING_FACE_TOKEN,
     JWT,
     OPENAI_KEY,
     PASSWORD,
@@ -45,6 +48,7 @@ from vaultmem.errors import Refused
 from vaultmem.vault.frontmatter import parse
 
 NOW = datetime.fromisoformat("2026-11-20T12:00:00+00:00")
+B52 = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 SLUG_PATH = re.compile(r"memories/\d{4}-\d{2}-\d{2} [^\W_A-Z]+(?:-[^\W_A-Z]+)*\.md")
 
 # (kind, text to save, the secret part that must never be stored). All fake, built by
@@ -63,6 +67,11 @@ CASES: list[tuple[str, str, str]] = [
      + upper_fake(8, 107) + "/" + fake(24, 108)),
     (OPENAI_KEY, "The summariser uses {} until the budget runs out.",
      "sk" + "-proj-" + fake(80, 109)),
+    (OPENAI_KEY, "{}", "sk" + "-proj-abc123def456ghi789jkl012mno345pqr678stu901vwx"),
+    (OPENAI_KEY, "old key {}", "sk" + "-" + fake(48, 116).lower()),
+    (ANTHROPIC_KEY, "Claude key {}", "sk" + "-ant-api03-" + fake(93, 117).upper() + "AA"),
+    (GROQ_KEY, "Groq: {}", "gs" + "k_" + fake(52, 118).lower()),
+    (HUGGING_FACE_TOKEN, "models with {}", "h" + "f_" + fake(34, 119, B52).lower()),
     (GOOGLE_KEY, "Maps embed key {} restricted to the site.", "AI" + "za" + fake(35, 110)),
     (STRIPE_KEY, "Billing runs with {} in production.", "sk" + "_live_" + fake(24, 111)),
     (JWT, "The admin session cookie was {} yesterday.", jwt(112)),

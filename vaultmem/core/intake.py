@@ -11,155 +11,58 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from itertools import pairwise
 
-PRIVATE_KEY = "private key block"
-AWS_ACCESS_KEY = "AWS access key"
-AWS_SECRET_KEY = "AWS secret key"
-GITHUB_TOKEN = "GitHub token"
-GITLAB_TOKEN = "GitLab token"
-SLACK_TOKEN = "Slack token"
-SLACK_WEBHOOK = "Slack webhook URL"
-OPENAI_KEY = "OpenAI-style API key"
-GOOGLE_KEY = "Google API key"
-STRIPE_KEY = "Stripe key"
-HUGGING_FACE_TOKEN = "Hugging Face token"
-NPM_TOKEN = "npm token"
-JWT = "JWT"
+from vaultmem.core.secret_rules import (
+    ANTHROPIC_KEY,
+    AWS_ACCESS_KEY,
+    AWS_SECRET_KEY,
+    COHERE_KEY,
+    GITHUB_TOKEN,
+    GITLAB_TOKEN,
+    GOOGLE_KEY,
+    GOOGLE_OAUTH_TOKEN,
+    GROQ_KEY,
+    HUGGING_FACE_TOKEN,
+    JWT,
+    MISTRAL_KEY,
+    NPM_TOKEN,
+    OPENAI_KEY,
+    PRIVATE_KEY,
+    PYPI_TOKEN,
+    RULES,
+    SLACK_TOKEN,
+    SLACK_WEBHOOK,
+    STRIPE_KEY,
+    Rule,
+    classes,
+    mixed,
+    placeholder,
+)
+
+__all__ = [
+    "ANTHROPIC_KEY", "AWS_ACCESS_KEY", "AWS_SECRET_KEY", "COHERE_KEY", "CONNECTION_STRING",
+    "GITHUB_TOKEN", "GITLAB_TOKEN", "GOOGLE_KEY", "GOOGLE_OAUTH_TOKEN", "GROQ_KEY",
+    "HIGH_ENTROPY", "HUGGING_FACE_TOKEN", "JWT", "MISTRAL_KEY", "NPM_TOKEN", "OPENAI_KEY",
+    "PASSWORD", "PRIVATE_KEY", "PYPI_TOKEN", "SLACK_TOKEN", "SLACK_WEBHOOK", "STRIPE_KEY",
+    "check_content", "find_secret", "looks_random", "normalise_tag", "normalise_tags",
+    "numbers_agree", "secret_reason", "shannon_entropy",
+]
+
 PASSWORD = "password assignment"
 CONNECTION_STRING = "connection string with password"
 HIGH_ENTROPY = "high-entropy token"
 
-_PLACEHOLDER_WORDS = ("example", "your", "placeholder", "redacted", "dummy", "sample")
 _NOT_SECRETS = frozenset({
     "password", "passwd", "pass", "pwd", "secret", "token", "none", "null", "nil", "true",
     "false", "string", "required", "optional", "hidden", "empty", "undefined", "changeit",
 })
-_SAME_CHAR_RUN = re.compile(r"(.)\1{4}")
 _DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
-_B64URL = {c: i for i, c in enumerate(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")}
-
-
-def _placeholder(value: str) -> bool:
-    """`xxxx`, `<your key>`, `sk-...`, `${TOKEN}`, AWS's documented EXAMPLE keys and the like."""
-    lower = value.casefold()
-    return (
-        any(word in lower for word in _PLACEHOLDER_WORDS)
-        or "..." in value or "…" in value
-        or any(mark in value for mark in ("<", ">", "${", "{{"))
-        or _SAME_CHAR_RUN.search(value) is not None
-    )
-
-
-def _classes(value: str) -> set[str]:
-    kinds = set()
-    for ch in value:
-        kinds.add("upper" if ch.isupper() else "lower" if ch.islower()
-                  else "digit" if ch.isdigit() else "symbol")
-    return kinds
-
-
-def _mixed(value: str) -> bool:
-    """Upper case, lower case and digits: what random keys have and words do not."""
-    return {"upper", "lower", "digit"} <= _classes(value)
-
-
-# specific formats -----------------------------------------------------------------------------
-
-_Rule = tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]]
-
-
-def _value_ok(match: re.Match[str]) -> bool:
-    return not _placeholder(match.group("v"))
-
-
-def _mixed_value_ok(match: re.Match[str]) -> bool:
-    return _mixed(match.group("v")) and not _placeholder(match.group("v"))
-
-
-def _digit_value_ok(match: re.Match[str]) -> bool:
-    return any(ch.isdigit() for ch in match.group("v")) and not _placeholder(match.group("v"))
-
-
-def _private_key_ok(match: re.Match[str]) -> bool:
-    """A real block has key material after its header (a header alone is documentation)."""
-    window = match.string[match.end(): match.end() + 600]
-    if match.group(0).startswith("PuTTY"):
-        return "Private-Lines:" in window
-    body = re.search(r"[A-Za-z0-9+/]{40}", window)
-    return body is not None and not _placeholder(body.group(0))
-
-
-def _b64url_decode(text: str) -> bytes | None:
-    bits = count = 0
-    out = bytearray()
-    for ch in text:
-        value = _B64URL.get(ch)
-        if value is None:
-            return None
-        bits, count = (bits << 6) | value, count + 6
-        if count >= 8:
-            count -= 8
-            out.append((bits >> count) & 0xFF)
-            bits &= (1 << count) - 1
-    return bytes(out)
-
-
-def _jwt_ok(match: re.Match[str]) -> bool:
-    """The header decodes to a JSON object naming its algorithm."""
-    raw = _b64url_decode(match.group("h"))
-    try:
-        header = raw.decode("utf-8").strip() if raw is not None else ""
-    except UnicodeDecodeError:
-        return False
-    return header.startswith("{") and '"alg"' in header and not _placeholder(match.group("s"))
-
-
-_RULES: tuple[_Rule, ...] = (
-    (PRIVATE_KEY, re.compile(
-        r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
-     _private_key_ok),
-    (AWS_ACCESS_KEY, re.compile(
-        r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)(?P<v>[A-Z0-9]{16})(?![A-Za-z0-9])"),
-     _value_ok),
-    (AWS_SECRET_KEY, re.compile(
-        r"(?i)aws[a-z_' \-]{0,30}?secret[a-z_ \-]{0,20}?[\"']?[ \t]{0,3}(?::|=|is\b)[ \t]{0,3}"
-        r"[\"'`]?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-     _mixed_value_ok),
-    (GITHUB_TOKEN, re.compile(
-        r"(?<![A-Za-z0-9_])(?:gh[pousr]_(?P<v>[A-Za-z0-9]{36,251})"
-        r"|github_pat_(?P<w>[A-Za-z0-9_]{22,244}))(?![A-Za-z0-9_])"),
-     lambda m: not _placeholder(m.group("v") or m.group("w"))),
-    (GITLAB_TOKEN, re.compile(r"(?<![A-Za-z0-9_\-])glpat-(?P<v>[A-Za-z0-9_\-]{20,60})"),
-     _value_ok),
-    (SLACK_TOKEN, re.compile(
-        r"(?<![A-Za-z0-9])(?:xox[abposre]-|xapp-\d-)(?P<v>[A-Za-z0-9\-]{10,250})"),
-     _digit_value_ok),
-    (SLACK_WEBHOOK, re.compile(r"hooks\.slack\.com/services/(?P<v>[A-Za-z0-9_/]{20,120})"),
-     _value_ok),
-    (OPENAI_KEY, re.compile(
-        r"(?<![A-Za-z0-9_\-])sk-(?:proj-|ant-(?:api\d\d-|admin\d\d-)?|svcacct-|admin-)?"
-        r"(?P<v>[A-Za-z0-9_\-]{20,300})(?![A-Za-z0-9_\-])"),
-     _mixed_value_ok),
-    (GOOGLE_KEY, re.compile(
-        r"(?<![A-Za-z0-9_\-])AIza(?P<v>[0-9A-Za-z_\-]{35})(?![0-9A-Za-z_\-])"),
-     _value_ok),
-    (STRIPE_KEY, re.compile(
-        r"(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_|whsec_)(?P<v>[0-9A-Za-z]{16,247})"
-        r"(?![0-9A-Za-z])"),
-     _value_ok),
-    (HUGGING_FACE_TOKEN, re.compile(
-        r"(?<![A-Za-z0-9_])hf_(?P<v>[A-Za-z]{34,40})(?![A-Za-z0-9_])"),
-     lambda m: {"upper", "lower"} <= _classes(m.group("v")) and _value_ok(m)),
-    (NPM_TOKEN, re.compile(r"(?<![A-Za-z0-9_])npm_(?P<v>[A-Za-z0-9]{36})(?![A-Za-z0-9_])"),
-     _value_ok),
-    (JWT, re.compile(
-        r"(?<![A-Za-z0-9_\-])(?P<h>eyJ[A-Za-z0-9_\-]{5,1000})\.[A-Za-z0-9_\-]{5,10000}\."
-        r"(?P<s>[A-Za-z0-9_\-]{10,4000})"),
-     _jwt_ok),
-)
+_placeholder = placeholder
+_classes = classes
+_mixed = mixed
+_Rule = Rule
 
 
 # assignments and connection strings ----------------------------------------------------------
@@ -227,6 +130,11 @@ _MASKS = (
                r"(?:\.[A-Za-z0-9\-]{1,63}){1,8}"),
     re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}"
                r"-[0-9A-Fa-f]{12}(?![0-9A-Fa-f])"),
+    # public-key fingerprints (`SHA256:` + 43 base64 characters, as ssh-keygen -l prints)
+    re.compile(r"(?i)(?<![A-Za-z0-9])(?:sha(?:1|224|256|384|512)|md5):[A-Za-z0-9+/:=]{16,200}"),
+    # IPFS content ids: CIDv0 (`Qm` + 44 base58) and base32 CIDv1 (`bafy…`, `bafk…`)
+    re.compile(r"(?<![A-Za-z0-9])Qm[1-9A-HJ-NP-Za-km-z]{44}(?![A-Za-z0-9])"),
+    re.compile(r"(?<![A-Za-z0-9])baf[a-z2-7]{50,120}(?![A-Za-z0-9])"),
     re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp(?:256|384|521)"
                r"|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]{1,4}"
                r"AAAA[A-Za-z0-9+/]{16,16000}={0,3}"),
@@ -303,7 +211,7 @@ def find_secret(text: str) -> str | None:
 
     Never returns, logs or keeps any part of the secret itself.
     """
-    for kind, pattern, accept in (*_RULES, *_CONTEXT_RULES):
+    for kind, pattern, accept in (*RULES, *_CONTEXT_RULES):
         if any(accept(match) for match in pattern.finditer(text)):
             return kind
     return HIGH_ENTROPY if _high_entropy(text) else None

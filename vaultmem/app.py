@@ -15,6 +15,7 @@ from vaultmem.config import Settings
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
 from vaultmem.core.reinforce import ReinforceParams
+from vaultmem.device import device_id
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import make_embedder
@@ -142,9 +143,12 @@ def build_app(
             max_note_bytes=settings.max_note_bytes,
         ),
     )
+    device = device_id(data_dir, settings.device_id)
     memories: MemoryStore = (
-        MemoryStore(root, rules, catalog) if journal is None
-        else JournaledMemoryStore(root, rules, catalog, journal)
+        MemoryStore(root, rules, catalog, device=device, archive_folder=settings.archive_folder)
+        if journal is None
+        else JournaledMemoryStore(root, rules, catalog, journal, device=device,
+                                  archive_folder=settings.archive_folder)
     )
     engine = Engine(
         root=root, rules=rules, catalog=catalog, memories=memories, indexer=indexer,

@@ -103,6 +103,10 @@ class Settings:
     optimize_interval_minutes: float = 2.0
     max_write_pause_seconds: float = 300.0
 
+    # synced vaults (docs/reliability.md, "A vault synced between devices")
+    device_id: str = ""  # default: made once per vault and machine, kept in the data dir
+    reconcile_interval_minutes: float = 10.0
+
     unknown_keys: tuple[str, ...] = ()
     source: str = "defaults"
 
@@ -256,7 +260,8 @@ def _validate(s: Settings) -> None:
                 "search_top_k", "max_active_memories", "flush_interval_seconds",
                 "sweep_interval_minutes", "consolidate_interval_hours",
                 "optimize_interval_minutes", "max_write_pause_seconds", "max_note_bytes",
-                "strength_max", "index_cache_mb", "metadata_cache_mb")
+                "strength_max", "index_cache_mb", "metadata_cache_mb",
+                "reconcile_interval_minutes")
     problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
     unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
             "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold")

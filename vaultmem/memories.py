@@ -18,6 +18,7 @@ from vaultmem.core.memory import (
     state_from_fields,
     state_to_fields,
 )
+from vaultmem.core.sync import canonical_order, credit_uses
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
@@ -49,10 +50,15 @@ def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue
 
 
 class MemoryStore:
-    def __init__(self, root: Path, rules: IgnoreRules, catalog: Catalog) -> None:
+    def __init__(
+        self, root: Path, rules: IgnoreRules, catalog: Catalog, *, device: str = "",
+        archive_folder: str = "",
+    ) -> None:
         self.root = root
         self.rules = rules
         self.catalog = catalog
+        self.device = device  # the uses this store records are credited to it (core.sync)
+        self.archive_folder = archive_folder
         # one lock for every read-modify-write of memory state: no lost increments
         self.lock = threading.RLock()
 
@@ -63,9 +69,9 @@ class MemoryStore:
         ref = ref.strip()
         if not ref:
             raise InvalidInput("give a memory id or a note path")
-        record = self.catalog.find_by_note_id(ref)
-        if record is not None and (self.root / record.path).is_file():
-            return record.path
+        paths = [p for p in self.catalog.paths_for_note_id(ref) if (self.root / p).is_file()]
+        if paths:
+            return self.canonical(paths)
         if _looks_like_path(ref):
             path, _ = resolve_in_vault(self.root, ref)
             return path
@@ -73,6 +79,11 @@ class MemoryStore:
             if memory.state.id == ref:
                 return memory.path
         raise NotFound(f"no memory with id {ref!r} in this vault")
+
+    def canonical(self, paths: list[str]) -> str:
+        """Of several notes carrying one id, the memory itself (never a sync conflict copy
+        while the original exists; see core.sync.canonical_order)."""
+        return canonical_order(paths, self.archive_folder)[0]
 
     def load(self, ref: str) -> MemoryNote:
         path = self.resolve(ref)
@@ -84,7 +95,35 @@ class MemoryStore:
         return MemoryNote(path, note, self._state(note))
 
     def iter_memories(self) -> Iterator[MemoryNote]:
-        """Every memory in the vault: catalogued ones plus notes changed since the last sync."""
+        """Every memory in the vault once: of notes sharing an id (sync conflict copies) only
+        the canonical one; `iter_all_memories` and `duplicates` show the copies."""
+        groups: dict[str, list[MemoryNote]] = {}
+        for memory in self.iter_all_memories():
+            groups.setdefault(memory.state.id, []).append(memory)
+        chosen = []
+        for group in groups.values():
+            if len(group) == 1:
+                chosen.append(group[0])
+            else:
+                first = self.canonical([m.path for m in group])
+                chosen.append(next(m for m in group if m.path == first))
+        yield from sorted(chosen, key=lambda m: m.path)
+
+    def duplicates(self) -> dict[str, list[MemoryNote]]:
+        """{memory id: its notes, canonical first} for every id more than one note carries."""
+        groups: dict[str, list[MemoryNote]] = {}
+        for memory in self.iter_all_memories():
+            groups.setdefault(memory.state.id, []).append(memory)
+        result = {}
+        for memory_id, group in sorted(groups.items()):
+            if len(group) > 1:
+                order = canonical_order([m.path for m in group], self.archive_folder)
+                result[memory_id] = sorted(group, key=lambda m: order.index(m.path))
+        return result
+
+    def iter_all_memories(self) -> Iterator[MemoryNote]:
+        """Every memory note in the vault: catalogued ones plus notes changed since the last
+        sync, copies sharing an id included."""
         records = self.catalog.records()
         scan = scan_vault(self.root, self.rules)
         for path, st in sorted(scan.files.items()):
@@ -113,7 +152,11 @@ class MemoryStore:
     def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         """Record a new state. Here: written to the note at once (the daemon journals it)."""
         check_writable(memory)
-        return self.write_state_now(memory, new)
+        return self.write_state_now(memory, self.credited(memory.state, new))
+
+    def credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
+        """`new` with the uses it adds to `old` credited to this device."""
+        return credit_uses(old, new, self.device)
 
     def write_state_now(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         """Write changed stm_* keys now, guarded against a concurrent edit of the note."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
+from vaultmem.core.sync import rebase
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.memories import MemoryNote, MemoryStore, check_writable
@@ -117,9 +118,10 @@ class JournaledMemoryStore(MemoryStore):
     """The daemon's memory store: journalled writes, overlay reads, cached parsing."""
 
     def __init__(
-        self, root: Path, rules: IgnoreRules, catalog: Catalog, journal: UsageJournal
+        self, root: Path, rules: IgnoreRules, catalog: Catalog, journal: UsageJournal, *,
+        device: str = "", archive_folder: str = "",
     ) -> None:
-        super().__init__(root, rules, catalog)
+        super().__init__(root, rules, catalog, device=device, archive_folder=archive_folder)
         self.journal = journal
         self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
 
@@ -135,14 +137,14 @@ class JournaledMemoryStore(MemoryStore):
             return None
         return self._overlay(memory, self.journal.get(memory.state.id))
 
-    def iter_memories(self) -> Iterator[MemoryNote]:
+    def iter_all_memories(self) -> Iterator[MemoryNote]:
         """In the daemon the watcher keeps the catalog current: list memories from it.
 
         The pending states are read in one query up front (one per memory queued behind
         every touch under load); callers that need them exact hold `self.lock`, which every
         change to the journal holds too."""
         pending = {entry.memory_id: entry for entry in self.journal.all()}
-        for path in sorted(set(self.catalog.memory_paths().values())):
+        for path in self.catalog.all_memory_paths():
             memory = self._cached(path)
             if memory is not None:
                 yield self._overlay(memory, pending.get(memory.state.id))
@@ -164,13 +166,15 @@ class JournaledMemoryStore(MemoryStore):
     def _overlay(self, memory: MemoryNote, pending: Pending | None) -> MemoryNote:
         if pending is None:
             return memory
-        state = state_from_fields(pending.fields, tags=memory.note.tags)
+        # another device's uses may have reached the note through sync since: keep both
+        state = rebase(state_from_fields(pending.fields, tags=memory.note.tags), memory.state)
         return MemoryNote(memory.path, memory.note, state)
 
     # writes -------------------------------------------------------------------------------
 
     def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         check_writable(memory)
+        new = self.credited(memory.state, new)
         with self.lock:
             self.journal.put(new.id, memory.path, state_to_fields(new))
         return MemoryNote(memory.path, memory.note, new)
@@ -205,7 +209,7 @@ class JournaledMemoryStore(MemoryStore):
             if memory is None:
                 self.journal.clear(pending.memory_id, pending.version)  # memory gone
                 return None
-            new = state_from_fields(pending.fields, tags=memory.note.tags)
+            new = rebase(state_from_fields(pending.fields, tags=memory.note.tags), memory.state)
             updates = self.file_updates(memory, new)
             if updates:
                 edit_stm(self.root / memory.path, updates, expected_hash=memory.note.file_hash)
@@ -225,6 +229,6 @@ class JournaledMemoryStore(MemoryStore):
             memory = None
         if memory is not None and memory.state.id == pending.memory_id:
             return memory
-        found = next((m.path for m in MemoryStore.iter_memories(self)
-                      if m.state.id == pending.memory_id), None)
-        return MemoryStore.try_load(self, found) if found is not None else None
+        found = [m.path for m in MemoryStore.iter_all_memories(self)
+                 if m.state.id == pending.memory_id]
+        return MemoryStore.try_load(self, self.canonical(found)) if found else None

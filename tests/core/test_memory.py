@@ -51,6 +51,7 @@ def test_full_round_trip() -> None:
         review_count=2,
         cross_domain_count=1,
         tags=("x",),
+        uses_by=(("laptop-1a2b", 2),),
     )
     fields = state_to_fields(state)
     assert list(fields) == list(STM_KEYS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -21,6 +22,7 @@ STM_KEYS: tuple[str, ...] = (
     "stm_merged_into",
     "stm_review_count",
     "stm_cross_domain_count",
+    "stm_uses_by",
 )
 
 ACTIVE = "active"
@@ -35,6 +37,8 @@ STRENGTH_MIN = 0.0
 FUTURE_TOLERANCE = timedelta(days=1)
 STRENGTH_MAX = 2.0
 
+# a device id: what `stm_uses_by` may name (letters, digits, `-`, `_`, `.`)
+_DEVICE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 _TRUE_WORDS = frozenset({"true", "yes", "on", "1"})
 _FALSE_WORDS = frozenset({"false", "no", "off", "0"})
 
@@ -55,6 +59,8 @@ class MemoryState:
     review_count: int = 0
     cross_domain_count: int = 0
     tags: tuple[str, ...] = ()
+    # uses per device (`core.sync`): (device id, uses), sorted; the rest of use_count is shared
+    uses_by: tuple[tuple[str, int], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -135,6 +141,7 @@ def state_from_fields(fields: Mapping[str, object], tags: Sequence[str] = ()) ->
         review_count=_count(fields, "stm_review_count", default=0),
         cross_domain_count=_count(fields, "stm_cross_domain_count", default=0),
         tags=tuple(str(tag) for tag in tags),
+        uses_by=parse_uses_by(_optional_str(fields, "stm_uses_by")),
     )
 
 
@@ -154,8 +161,26 @@ def state_to_fields(state: MemoryState) -> dict[str, str | int | float | bool]:
         "stm_merged_into": state.merged_into,
         "stm_review_count": state.review_count or None,
         "stm_cross_domain_count": state.cross_domain_count or None,
+        "stm_uses_by": format_uses_by(state.uses_by) or None,
     }
     return {key: value for key in STM_KEYS if (value := values[key]) is not None}
+
+
+def parse_uses_by(text: str | None) -> tuple[tuple[str, int], ...]:
+    """`stm_uses_by: laptop-3f2a=4 desk-91c0=2` → (("desk-91c0", 2), ("laptop-3f2a", 4))."""
+    if not text:
+        return ()
+    counts: dict[str, int] = {}
+    for item in text.split():
+        device, sep, number = item.rpartition("=")
+        if not sep or not _DEVICE.fullmatch(device) or not number.isdigit():
+            raise ValueError(f"stm_uses_by must be `device=count` pairs, got {item!r}")
+        counts[device] = max(counts.get(device, 0), int(number))
+    return tuple(sorted(counts.items()))
+
+
+def format_uses_by(uses_by: Sequence[tuple[str, int]]) -> str:
+    return " ".join(f"{device}={count}" for device, count in sorted(uses_by) if count > 0)
 
 
 def format_datetime(value: datetime) -> str:

@@ -101,6 +101,27 @@ class Catalog:
         )
         return _to_record(rows[0]) if rows else None
 
+    def paths_for_note_id(self, note_id: str) -> list[str]:
+        """Every catalogued path carrying this `stm_id` (more than one after a sync conflict)."""
+        rows = self._query("SELECT path FROM notes WHERE note_id = ? ORDER BY path", (note_id,))
+        return [row[0] for row in rows]
+
+    def duplicate_ids(self) -> dict[str, list[str]]:
+        """{stm_id: paths} for every id that more than one note carries."""
+        rows = self._query(
+            "SELECT note_id, path FROM notes WHERE note_id IN (SELECT note_id FROM notes "
+            "WHERE note_id != '' GROUP BY note_id HAVING COUNT(*) > 1) ORDER BY note_id, path"
+        )
+        groups: dict[str, list[str]] = {}
+        for note_id, path in rows:
+            groups.setdefault(note_id, []).append(path)
+        return groups
+
+    def all_memory_paths(self) -> list[str]:
+        """The path of every catalogued memory note, copies that share an id included."""
+        return [row[0] for row in self._query(
+            "SELECT path FROM notes WHERE note_id != '' ORDER BY path")]
+
     def memory_paths(self) -> dict[str, str]:
         """{note_id: path} of every catalogued memory note."""
         return dict(self._query("SELECT note_id, path FROM notes WHERE note_id != ''"))

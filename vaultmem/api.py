@@ -20,6 +20,7 @@ from vaultmem import __version__
 from vaultmem.errors import DaemonError, InvalidInput
 from vaultmem.lifecycle import Lifecycle
 from vaultmem.openapi import REQUESTS, Schema
+from vaultmem.reconcile import Reconciler, duplicates_report
 from vaultmem.service import Engine, SearchFilters
 
 JSON = dict[str, Any]
@@ -37,6 +38,7 @@ class Api:
     OPERATIONS: tuple[str, ...] = (
         "health", "status", "search", "related", "get", "save", "touch", "observe", "review",
         "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback", "pin",
+        "reconcile",
     )
 
     def __init__(
@@ -55,6 +57,7 @@ class Api:
         self.daemon_status = daemon_status
         self._reindex = reindex
         self.clock = clock
+        self.reconciler = Reconciler(engine, lifecycle.move_to_archive)
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
         self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = {
@@ -75,6 +78,7 @@ class Api:
 
     def _op_status(self, body: JSON, now: datetime) -> JSON:
         data = self.engine.status(now, per_file=body["files"])
+        data["sync"] = duplicates_report(self.engine)
         if self.daemon_status is not None:
             data["daemon"] = self.daemon_status()
         return data
@@ -125,6 +129,10 @@ class Api:
     def _op_gc(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
             return self.lifecycle.gc(now, apply=body["apply"])
+
+    def _op_reconcile(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self.reconciler.reconcile(now, apply=body["apply"])
 
     def _op_promote(self, body: JSON, now: datetime) -> JSON:
         with self._writes:

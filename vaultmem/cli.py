@@ -301,6 +301,17 @@ def gc(ctx: Context, apply: bool) -> None:
 
 @cli.command()
 @common
+@click.option("--apply", is_flag=True, help="Merge and archive the copies (default: only show).")
+def reconcile(ctx: Context, apply: bool) -> None:
+    """Merge sync conflict copies (notes sharing one memory id) into the memory: their uses
+    are added to its note and the copies move to the archive folder (nothing is deleted)."""
+    from vaultmem.cli_output import show_reconcile
+
+    ctx.emit(ctx.call("reconcile", {"apply": apply}), show_reconcile)
+
+
+@cli.command()
+@common
 @click.argument("ref", required=False, metavar="[ID|PATH]")
 @click.option("--dry-run", is_flag=True, help="Only show what would be promoted.")
 def promote(ctx: Context, ref: str | None, dry_run: bool) -> None:

@@ -140,6 +140,41 @@ def show_status(d: dict[str, Any]) -> None:
         _echo(f"  problem: {problem}")
     for item in cov.get("files", []):
         click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}")
+    _show_sync(d.get("sync"))
+
+
+def _show_sync(sync: dict[str, Any] | None) -> None:
+    if not sync:
+        return
+    for group in sync["duplicates"]:
+        _echo(f"duplicate memory id {group['id']}: {len(group['copies'])} copies of "
+              f"{group['canonical']} (uses and touches go to it)")
+        for copy in group["copies"]:
+            kind = f"{copy['kind']} conflict copy" if copy["kind"] else "copy"
+            _echo(f"  {kind}: {copy['path']}")
+    if sync["duplicates"]:
+        _echo("merge them with: vaultmem reconcile --apply")
+    for path in sync["git_conflicts"]:
+        _echo(f"  git conflict markers in the frontmatter of {path}: resolve them in git")
+
+
+def show_reconcile(d: dict[str, Any]) -> None:
+    if not d["duplicates"] and not d["git_conflicts"]:
+        _echo("no duplicate memories: nothing to reconcile")
+        return
+    for group in d["duplicates"]:
+        _echo(f"{group['id']}: {group['canonical']} (use count after merging: "
+              f"{group['use_count']})")
+        for copy in group["copies"]:
+            differs = ", text differs: kept and linked" if copy["text_differs"] else ""
+            _echo(f"  copy {copy['path']} ({copy['kind'] or 'same id'}{differs})")
+    for item in d["merged"]:
+        for move in item["archived"]:
+            _echo(f"  archived {move['from']} → {move['to']}")
+    for path in d["git_conflicts"]:
+        _echo(f"git conflict markers in the frontmatter of {path}: resolve them in git")
+    if d["dry_run"] and d["duplicates"]:
+        _echo("dry run: nothing changed (use --apply to merge)")
 
 
 def show_clusters(d: dict[str, Any]) -> None:

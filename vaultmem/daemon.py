@@ -27,6 +27,7 @@ from vaultmem.index.base import Embedder
 from vaultmem.indexer import SyncReport
 from vaultmem.lock import VaultLock
 from vaultmem.native import Trimmer, trim_malloc, tune_malloc
+from vaultmem.reconcile import Reconciler
 from vaultmem.scheduler import AfterQuiet, Job, Scheduler
 from vaultmem.server import ApiServer
 from vaultmem.usage import FlushReport, JournaledMemoryStore, UsageJournal
@@ -225,10 +226,14 @@ class Daemon:
     def _jobs(self, consolidator: Consolidator) -> list[Job]:
         assert self.app is not None and self.journal is not None
         s, app, journal = self.settings, self.app, self.journal
+        reconciler = Reconciler(app.engine, app.lifecycle.move_to_archive)  # sync conflicts
         return [
             Job("flush", s.flush_interval_seconds, self.flush, should_run=lambda: len(journal) > 0),
             Job("sweep", s.sweep_interval_minutes * 60,
                 lambda: app.lifecycle.sweep(_now(), dry_run=False)),
+            Job("reconcile", s.reconcile_interval_minutes * 60,
+                lambda: reconciler.reconcile(_now(), apply=True),
+                should_run=lambda: bool(app.catalog.duplicate_ids())),
             Job("consolidate", s.consolidate_interval_hours * 3600,
                 lambda: self._consolidate(consolidator), should_run=self._memories_changed),
             Job("optimize", s.optimize_interval_minutes * 60, self._optimize,

@@ -93,6 +93,8 @@ REQUESTS: dict[str, Schema] = {
     "review": body({"limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 20}}),
     "sweep": body({"dry_run": {**BOOL, "default": True}}),
     "gc": body({"apply": {**BOOL, "default": False}}),
+    "reconcile": body({"apply": {**BOOL, "default": False, "description":
+                                 "Merge and archive the copies (default: only show them)."}}),
     "promote": body({"id": REF, "dry_run": {**BOOL, "default": False}}),
     "clusters": body({}),
     "merge_cluster": body({"cluster_id": {"type": "string", "minLength": 1, "maxLength": 200}},
@@ -141,6 +143,14 @@ RESPONSES: dict[str, Schema] = {
     "sweep": shape({"dry_run": BOOL, "archive": ITEMS, "promote": ITEMS, "keep": INT,
                     "archived": MOVES, "promoted": MOVES, "finished_moves": MOVES}),
     "gc": shape({"dry_run": BOOL, "archive": ITEMS, "archived": MOVES, "kept": INT}),
+    "reconcile": shape({"dry_run": BOOL, "duplicates": {"type": "array", "items": shape({
+        "id": STR, "canonical": STR, "use_count": INT, "copies": {"type": "array", "items": shape(
+            {"path": STR, "kind": NULL_STR, "text_differs": BOOL})}})},
+        "merged": {"type": "array", "items": shape({
+            "id": STR, "canonical": STR, "use_count": INT,
+            "archived": {"type": "array", "items": shape({"from": STR, "to": STR})},
+            "linked": {"type": "array", "items": STR}})},
+        "git_conflicts": {"type": "array", "items": STR}}),
     "promote": shape({"dry_run": BOOL, "promote": ITEMS, "promoted": MOVES}),
     "clusters": shape({"clusters": {"type": "array", "items": shape({
         "id": STR, "cohesion": NUM, "action": STR, "members": {"type": "array", "items": shape(
@@ -191,6 +201,8 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/sweep", "sweep", "Forget and promote (dry run by default)",
           source="json"),
     Route("POST", "/v1/gc", "gc", "Archive faded memories (dry run unless apply)", source="json"),
+    Route("POST", "/v1/reconcile", "reconcile",
+          "Merge sync conflict copies into their memory (dry run unless apply)", source="json"),
     Route("POST", "/v1/promote", "promote", "Promote one memory or every one that qualifies",
           source="json"),
     Route("GET", "/v1/clusters", "clusters", "Clusters of similar memories"),

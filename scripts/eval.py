@@ -1,0 +1,218 @@
+"""vaultmem retrieval evaluation: vaultmem's search beside simple baselines, in one run.
+
+Run it through `scripts/eval` (offline, the project's virtualenv, the real model). Two judged
+sets (see scripts/eval_sets.py):
+
+* locomo: LoCoMo conversations (3 of them; categories 1-4), one note per dialog turn, a folder
+  per conversation used as the search filter; recall@5/@10 of the evidence turns, per category.
+  conv-41 is held out: nothing was tuned on it, and it is reported apart.
+* vault: the judged query set in tests/data/retrieval/vaultofknowledge.json over the real
+  vaultofknowledge vault; nDCG@5, R@10, MRR, per query kind; its test split is held out.
+
+vaultmem is measured through the path users hit: `build_app` → `Engine.reindex` →
+`Engine.search` (the daemon's search operation calls the same method). Embeddings are cached
+on disk between runs (scripts/eval_support.py), so a re-run after a ranking change takes
+seconds; the cache holds only the real model's vectors of the same texts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench_support import machine_lines, make_app
+from eval_baselines import METRICS, BM25, dense_scores, fusion, top
+from eval_sets import LOCOMO_CATEGORIES, Query, RetrievalSet, build_locomo, load_vok, read_notes
+from eval_support import CachedEmbedder, mean, table
+
+from vaultmem.app import App
+from vaultmem.index.embedders import make_embedder
+from vaultmem.service import SearchFilters
+
+NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
+K = 10
+Ranker = Callable[[Query], list[str]]
+
+
+def say(line: str = "") -> None:
+    print(line, flush=True)
+
+
+# ---- systems ------------------------------------------------------------------------------
+
+
+def vaultmem_ranker(app: App, latencies: list[float], **search: object) -> Ranker:
+    def rank(query: Query) -> list[str]:
+        filters = SearchFilters(folder=query.folder) if query.folder else SearchFilters()
+        start = time.perf_counter()
+        found = app.engine.search(query.text, NOW, top_k=K, filters=filters,
+                                  include_review=False, **search)  # type: ignore[arg-type]
+        latencies.append(time.perf_counter() - start)
+        return [hit["path"] for hit in found["results"]]
+    return rank
+
+
+def baseline_rankers(app: App, data: RetrievalSet, embedder: CachedEmbedder) -> dict[str, Ranker]:
+    notes = data.notes
+    bm25 = BM25(notes)
+    paths = list(notes)
+    note_vectors = dict(zip(paths, embedder.embed([notes[p] for p in paths]), strict=True))
+    folders: dict[str | None, list[str]] = {}
+
+    def scope(query: Query) -> list[str]:
+        if query.folder not in folders:
+            prefix = f"{query.folder}/" if query.folder else ""
+            folders[query.folder] = [p for p in paths if p.startswith(prefix)]
+        return folders[query.folder]
+
+    def lexical(query: Query) -> dict[str, float]:
+        return bm25.scores(query.text, scope(query))
+
+    def dense(query: Query) -> dict[str, float]:
+        return dense_scores(embedder.embed_query(query.text), note_vectors, scope(query))
+
+    def dense_chunk(query: Query) -> list[str]:
+        wanted = set(scope(query))
+        hits = app.index().vector_search(embedder.embed_query(query.text), 400, paths=wanted)
+        best: dict[str, float] = {}
+        for hit in hits:
+            best[hit.path] = max(best.get(hit.path, -1.0), hit.score)
+        return top(best, K)
+
+    return {
+        "bm25 (notes)": lambda q: top(lexical(q), K),
+        "dense (notes)": lambda q: top(dense(q), K),
+        "dense (chunks, max)": dense_chunk,
+        "fusion 0.5/0.5 min-max": lambda q: top(fusion(lexical(q), dense(q)), K),
+    }
+
+
+# ---- running and reporting ----------------------------------------------------------------
+
+
+def evaluate(rankers: dict[str, Ranker], queries: Sequence[Query]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for name, rank in rankers.items():
+        rows = []
+        for query in queries:
+            ranking = rank(query)
+            scores = {m: f(ranking, query.relevant) for m, f in METRICS.items()}
+            rows.append({"id": query.id, "ranking": ranking, **scores})
+        out[name] = rows
+    return out
+
+
+def report(data: RetrievalSet, results: dict[str, list[dict]], metrics: Sequence[str],
+           group_metric: str, groups: Sequence[str]) -> None:
+    by_id = {q.id: q for q in data.queries}
+    for split in ("dev", "held-out", "all"):
+        chosen = [q.id for q in data.queries if split == "all" or q.split == split]
+        if not chosen:
+            continue
+        counts = {g: sum(1 for i in chosen if by_id[i].group == g) for g in groups}
+        say(f"\n{data.name} — {split}: {len(chosen)} queries "
+            f"({', '.join(f'{g} {n}' for g, n in counts.items() if n)})")
+        rows = []
+        for name, per_query in results.items():
+            wanted = [r for r in per_query if r["id"] in set(chosen)]
+            values = {m: mean(r[m] for r in wanted) for m in metrics}
+            for group in groups:
+                members = [r for r in wanted if by_id[r["id"]].group == group]
+                if members:
+                    values[f"{group_metric} {group}"] = mean(r[group_metric] for r in members)
+            rows.append((name, values))
+        columns = list(metrics) + [f"{group_metric} {g}" for g in groups if counts[g]]
+        scale, digits = (100.0, 1) if data.name == "locomo" else (1.0, 3)
+        for line in table(rows, columns, scale=scale, digits=digits):
+            say("  " + line)
+
+
+def write_per_query(path: Path, data: RetrievalSet, results: dict[str, list[dict]]) -> None:
+    by_id = {q.id: q for q in data.queries}
+    with path.open("a", encoding="utf-8") as out:
+        for name, rows in results.items():
+            for row in rows:
+                query = by_id[row["id"]]
+                out.write(json.dumps({
+                    "set": data.name, "system": name, "query": query.text, "group": query.group,
+                    "split": query.split, "relevant": query.relevant, **row,
+                }) + "\n")
+
+
+def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path, args: argparse.Namespace,
+            search_options: dict[str, object]) -> dict[str, list[dict]]:
+    started = time.perf_counter()
+    app = make_app(data.vault, work / f"{data.name}-data", embedder)
+    try:
+        sync = app.engine.reindex()
+        say(f"\n== {data.name}: {sync.added} notes "
+            f"indexed in {time.perf_counter() - started:.1f} s "
+            f"({embedder.misses} texts embedded, {embedder.hits} from the cache)")
+        say(f"   metric: {data.metric_note}")
+        if data.missing_evidence:
+            say(f"   {data.missing_evidence} evidence ids name no turn and are left out")
+        latencies: list[float] = []
+        rankers: dict[str, Ranker] = {"vaultmem": vaultmem_ranker(app, latencies,
+                                                                  **search_options)}
+        if not args.no_baselines:
+            rankers.update(baseline_rankers(app, data, embedder))
+        results = evaluate(rankers, data.queries)
+        if latencies:
+            ordered = sorted(latencies)
+            say(f"   vaultmem search: p50 {ordered[len(ordered) // 2] * 1000:.1f} ms "
+                f"over {len(ordered)} queries (embedding included)")
+        return results
+    finally:
+        app.close()
+        embedder.save()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--set", choices=("locomo", "vault", "all"), default="all")
+    parser.add_argument("--split", choices=("dev", "held-out", "all"), default="all",
+                        help="which queries to run (reports show dev and held-out apart)")
+    parser.add_argument("--no-baselines", action="store_true", help="vaultmem only")
+    parser.add_argument("--per-query", type=Path, help="write every query's rankings (JSONL)")
+    parser.add_argument("--cache", type=Path, default=Path("bench-out/eval-cache"),
+                        help="embedding cache folder (default: bench-out/eval-cache)")
+    args = parser.parse_args(argv)
+
+    say(f"vaultmem retrieval evaluation — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
+    for line in machine_lines():
+        say(line)
+    embedder = CachedEmbedder(make_embedder("default"), args.cache)
+    if args.per_query:
+        args.per_query.write_text("", encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="vaultmem-eval-") as tmp:
+        work = Path(tmp)
+        if args.set in ("locomo", "all"):
+            data = build_locomo(work / "locomo-vault")
+            data.queries = [q for q in data.queries if args.split in ("all", q.split)]
+            results = run_set(data, embedder, work, args, {})
+            report(data, results, ("R@5", "R@10"), "R@10", list(LOCOMO_CATEGORIES.values()))
+            if args.per_query:
+                write_per_query(args.per_query, data, results)
+        if args.set in ("vault", "all"):
+            data = load_vok()
+            data.queries = [q for q in data.queries if args.split in ("all", q.split)]
+            data.notes = read_notes(data.vault)
+            results = run_set(data, embedder, work, args, {})
+            kinds = sorted({q.group for q in data.queries})
+            report(data, results, ("nDCG@5", "R@10", "MRR"), "nDCG@5", kinds)
+            if args.per_query:
+                write_per_query(args.per_query, data, results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

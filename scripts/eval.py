@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_support import machine_lines, make_app
-from eval_baselines import METRICS, BM25, dense_scores, fusion, top
+from eval_baselines import BM25, METRICS, dense_scores, fusion, top
 from eval_sets import LOCOMO_CATEGORIES, Query, RetrievalSet, build_locomo, load_vok, read_notes
 from eval_support import CachedEmbedder, mean, table
 

@@ -18,9 +18,11 @@ from urllib.parse import parse_qs
 
 from vaultmem import __version__
 from vaultmem.errors import DaemonError, InvalidInput
+from vaultmem.freshness import unindexed_changes
 from vaultmem.lifecycle import Lifecycle
 from vaultmem.openapi import REQUESTS, Schema
 from vaultmem.reconcile import Reconciler, duplicates_report
+from vaultmem.restore import Restorer
 from vaultmem.service import Engine, SearchFilters
 
 JSON = dict[str, Any]
@@ -39,6 +41,7 @@ class Api:
         "health", "status", "search", "related", "get", "save", "touch", "observe", "review",
         "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback", "pin",
         "reconcile",
+        "restore",
     )
 
     def __init__(
@@ -81,6 +84,10 @@ class Api:
         data["sync"] = duplicates_report(self.engine)
         if self.daemon_status is not None:
             data["daemon"] = self.daemon_status()
+        else:  # nothing watches the vault: say how far the index is behind it
+            engine = self.engine
+            data["unindexed_changes"] = unindexed_changes(engine.root, engine.rules,
+                                                          engine.catalog)
         return data
 
     def _op_search(self, body: JSON, now: datetime) -> JSON:
@@ -138,6 +145,10 @@ class Api:
         with self._writes:
             return self.lifecycle.promote(body.get("id"), now, dry_run=body["dry_run"])
 
+    def _op_restore(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return Restorer(self.lifecycle).restore(body["id"], now)
+
     def _op_clusters(self, body: JSON, now: datetime) -> JSON:
         return self._consolidator().list_clusters(now)
 
@@ -150,7 +161,7 @@ class Api:
             if self._reindex is not None:
                 return self._reindex(body["full"])
             report = self.engine.reindex(full=body["full"])
-        return {**report.__dict__, "failures": [list(f) for f in report.failures]}
+        return report.to_json()
 
     def _consolidator(self) -> Consolidator:
         if self.consolidator is None:

@@ -56,11 +56,15 @@ class Context:
             return self._call_daemon(data_dir, op, body)
         from vaultmem.api import Api
         from vaultmem.consolidate import Consolidator
+        from vaultmem.freshness import bring_up_to_date
 
         with self.app() as app:
+            bring_up_to_date(app, op, self.now)
+
             def reindex(full: bool) -> dict[str, Any]:
                 report = app.engine.reindex(full=full, progress=progress)
-                return {**report.__dict__, "failures": [list(f) for f in report.failures]}
+                data: dict[str, Any] = report.to_json()
+                return data
 
             api = Api(engine=app.engine, lifecycle=app.lifecycle,
                       consolidator=Consolidator(app.engine, app.lifecycle),
@@ -404,9 +408,12 @@ def token(ctx: Context) -> None:
     ctx.emit({"token": value, "file": str(data_dir / "token")}, lambda d: click.echo(d["token"]))
 
 
-from vaultmem.cli_service import service  # noqa: E402  (uses `common` and `Context` above)
+from vaultmem.cli_memory import COMMANDS  # noqa: E402  (uses `common` and `Context` above)
+from vaultmem.cli_service import service  # noqa: E402
 
 cli.add_command(service)
+for _command in COMMANDS:
+    cli.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

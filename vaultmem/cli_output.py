@@ -129,6 +129,9 @@ def show_status(d: dict[str, Any]) -> None:
     _echo(f"vault {d['vault']}  ({d['notes']} files known, embedder {d['embedder']})")
     _echo(f"index: {cov['indexed']} notes indexed ({cov['chunks']} chunks), "
           f"{len(cov['skipped'])} skipped, {len(cov['failed'])} failed")
+    if d.get("unindexed_changes"):
+        _echo(f"index is behind the vault: {d['unindexed_changes']} notes changed since the "
+              "last index (a search or `vaultmem reindex` brings it up to date)")
     by_status = ", ".join(f"{k} {v}" for k, v in sorted(mem["by_status"].items())) or "none"
     _echo(f"memories: {mem['total']} ({by_status})")
     dec = mem["decisions"]

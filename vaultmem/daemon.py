@@ -28,6 +28,7 @@ from vaultmem.indexer import SyncReport
 from vaultmem.lock import VaultLock
 from vaultmem.native import Trimmer, trim_malloc, tune_malloc
 from vaultmem.reconcile import Reconciler
+from vaultmem.restore import Restorer
 from vaultmem.scheduler import AfterQuiet, Job, Scheduler
 from vaultmem.server import ApiServer
 from vaultmem.usage import FlushReport, JournaledMemoryStore, UsageJournal
@@ -164,6 +165,7 @@ class Daemon:
         self.progress.running = True
         try:
             report = self.app.engine.reindex(full=full, progress=self.progress.update)
+            self._settle_moves(report)
             # Rows written since the last optimise are missing from the full-text index and
             # searched by a scan; after a large indexing run that is up to half the vault.
             self._optimize()
@@ -211,9 +213,16 @@ class Daemon:
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
-            self.app.engine.sync_paths(paths)
+            self._settle_moves(self.app.engine.sync_paths(paths))
             self._trimmer.maybe_trim()  # every write, ours too, comes back here as a batch
             self._settled.poke()
+
+    def _settle_moves(self, report: SyncReport) -> None:
+        """Notes moved by hand out of (or into) the archive folder are restored (archived)."""
+        if report.moves and self.app is not None:
+            for change in Restorer(self.app.lifecycle).settle_moves(report.moves,
+                                                                    datetime.now(UTC)):
+                log.info("%s moved by hand: now %s", change["path"], change["status"])
 
     def _on_rescan(self) -> None:
         if self.app is not None and not self._stop.is_set():
@@ -292,8 +301,7 @@ def _now() -> datetime:
 
 
 def _report_json(report: SyncReport) -> dict[str, Any]:
-    data = dict(report.__dict__)
-    data["failures"] = [list(f) for f in report.failures]
+    data = report.to_json()
     data["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     return data
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from vaultmem.core.chunking import Chunk, chunk_markdown, embedding_text
 from vaultmem.core.memory import future_problem, is_memory, state_from_fields
@@ -66,6 +66,13 @@ class SyncReport:
     seconds: float = 0.0
     rebuilt_reason: str | None = None
     failures: list[tuple[str, str]] = field(default_factory=list)
+    moves: list[tuple[str, str]] = field(default_factory=list)  # (old path, new path)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as the protocol's `reindex` shape (the moves themselves stay inside)."""
+        data = {k: v for k, v in self.__dict__.items() if k != "moves"}
+        data["failures"] = [list(f) for f in self.failures]
+        return data
 
     @property
     def touched(self) -> int:
@@ -243,6 +250,7 @@ class Indexer:
             )
         report.meta_changed = len(metas)
         report.moved = len(moves)
+        report.moves = list(plan.moves)
         report.deleted = len(plan.deletes)
 
     def _apply_failures(self, failed: dict[str, str], known: dict[str, NoteRecord]) -> None:

@@ -231,13 +231,17 @@ class Lifecycle:
         }
 
     def finish_moves(self) -> list[JSON]:
-        """Archived or promoted memories still outside their folder (a crash between the
-        state write and the move) are moved now."""
+        """Archived or promoted memories still outside their folder, and restored (active)
+        ones still inside the archive folder (a crash between the state write and the move),
+        are moved now."""
         done = []
         for memory in self.engine.memories.iter_memories():
             folder = {ARCHIVED: self.params.archive_folder,
                       PROMOTED: self.params.promoted_folder}.get(memory.state.status)
-            if folder and not _inside(memory.path, folder):
+            misplaced = folder is not None and not _inside(memory.path, folder)
+            if memory.state.status == ACTIVE and _inside(memory.path, self.params.archive_folder):
+                folder, misplaced = self.params.memory_folder, True
+            if folder and misplaced:
                 target = self._move(memory.path, folder)
                 if target is not None:
                     done.append({"id": memory.state.id, "from": memory.path, "to": target})

@@ -35,6 +35,8 @@ deleted) when they fade out.
   helpful=false when it was wrong, outdated or irrelevant (it then fades sooner).
 - Review: results marked review=true and the items of review_queue are memories about to
   fade; bring up the ones that matter now and report them with observe_memory_usage.
+- Forgotten is not gone: archived memories are found with search_memory status
+  ["archived"]; restore_memory brings one back when it matters again.
 - Housekeeping only when the user asks: sweep, gc and promote_memory are dry runs unless
   dry_run=false, so show the user what would change first; list_clusters, then
   merge_cluster only for members that really say the same thing.
@@ -260,6 +262,23 @@ def _lifecycle() -> list[ToolSpec]:
                     dry_run=dry_run),
         ),
         ToolSpec(
+            "restore_memory", "Restore an archived memory", "restore",
+            "Bring a forgotten (archived) memory back when it turns out to matter again: it "
+            "becomes active with a fresh last_used, keeps its history (created, use count, "
+            "strength) and moves from memories/archive/ back to memories/. Find archived "
+            "memories with search_memory and status [\"archived\"]. Answer: {restored: {id, "
+            "from, to}, memory}.",
+            _schema("restore", ("id",), id=REF),
+        ),
+        ToolSpec(
+            "pin_memory", "Pin or unpin a memory", "pin",
+            "Pin a memory so it is never forgotten, archived or merged away (pinned=true), or "
+            "unpin it so it may fade again (pinned=false). Only when the user asks for it. "
+            "Not a use. Answers with the memory after the change.",
+            _schema("pin", ("id", "pinned"), id=REF,
+                    pinned="true: never forget it; false: it may fade again."),
+        ),
+        ToolSpec(
             "merge_cluster", "Merge near-duplicates", "merge_cluster",
             "Merge one cluster from list_clusters into a single new memory (tags united, use "
             "counts summed, the strongest strength plus a bonus); the original notes are moved "
@@ -273,8 +292,8 @@ def _lifecycle() -> list[ToolSpec]:
 
 
 ORDER = ("save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
-         "observe_memory_usage", "review_queue", "feedback", "sweep", "gc", "promote_memory",
-         "list_clusters", "merge_cluster", "stats")
+         "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
+         "promote_memory", "restore_memory", "list_clusters", "merge_cluster", "stats")
 TOOLS: tuple[ToolSpec, ...] = tuple(sorted(
     (_save(), _search(), *_reading(), *_reinforcing(), *_lifecycle()),
     key=lambda tool: ORDER.index(tool.name),

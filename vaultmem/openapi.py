@@ -103,6 +103,7 @@ REQUESTS: dict[str, Schema] = {
     "feedback": body({"id": REF, "helpful": {
         **BOOL, "description": "true: a use with a strength boost; false: strength lowered."}},
         ("id", "helpful")),
+    "restore": body({"id": REF}, ("id",)),
     "pin": body({"id": REF, "pinned": {
         **BOOL, "description": "true: never forget this memory; false: it may fade again."}},
         ("id", "pinned")),
@@ -162,6 +163,7 @@ RESPONSES: dict[str, Schema] = {
                         "failures": {"type": "array", "items": {"type": "array", "items": STR}}}),
     "feedback": MEMORY,
     "pin": MEMORY,
+    "restore": shape({"restored": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
     "openapi": OBJ,
 }
 
@@ -212,6 +214,9 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/feedback", "feedback", "Say whether a memory helped (strength up or down)",
           source="json"),
     Route("POST", "/v1/pin", "pin", "Pin or unpin a memory (pinned memories are never forgotten)",
+          source="json"),
+    Route("POST", "/v1/restore", "restore",
+          "Bring an archived memory back (active, used now, out of the archive folder)",
           source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )

@@ -35,8 +35,8 @@ RESTIC = {
     "a2cd2095-8207-4fe9-aba0-d4ef94d26ecf": "memories/2026-11-12 sam-prefers-restic-to-borg.md",
 }
 TOOL_NAMES = ["save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
-              "observe_memory_usage", "review_queue", "feedback", "sweep", "gc", "promote_memory",
-              "list_clusters", "merge_cluster", "stats"]
+              "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
+              "promote_memory", "restore_memory", "list_clusters", "merge_cluster", "stats"]
 READ_ONLY = {"search_memory", "get_memory", "related_notes", "review_queue", "list_clusters",
              "stats"}
 VALID_ARGS: dict[str, dict[str, Any]] = {
@@ -46,7 +46,8 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "observe_memory_usage": {"ids": [SESSIONS_ID]}, "review_queue": {},
     "feedback": {"id": SESSIONS_ID, "helpful": True}, "sweep": {}, "gc": {},
     "promote_memory": {}, "list_clusters": {}, "merge_cluster": {"cluster_id": "c-0"},
-    "stats": {},
+    "stats": {}, "pin_memory": {"id": SESSIONS_ID, "pinned": True},
+    "restore_memory": {"id": SESSIONS_ID},
 }
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from vaultmem.index import inference
 from vaultmem.index.embedders import SentenceTransformerEmbedder
 from vaultmem.native import Trimmer, trim_malloc, tune_malloc
 
@@ -37,6 +38,62 @@ def test_every_model_call_runs_on_the_same_inference_thread() -> None:
     assert len(set(model.threads)) == 1
     assert model.threads[0].startswith("vaultmem-inference")
     assert embedder.embed([]).shape == (0, 4)
+
+
+class _SlowModel:
+    """Encodes each text as [len(text), 0, ...]; the first call blocks until released."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+        self.release = threading.Event()
+        self.started = threading.Event()
+
+    def encode(self, texts: list[str], **options: Any) -> np.ndarray:
+        if not self.calls:
+            self.started.set()
+            self.release.wait(10)
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), 4), dtype=np.float32)
+        out[:, 0] = [len(t) for t in texts]
+        return out
+
+
+@pytest.mark.timeout(30)
+def test_a_query_runs_before_queued_bulk_batches_and_bulk_keeps_its_order() -> None:
+    embedder = SentenceTransformerEmbedder(batch_size=2)
+    model = _SlowModel()
+    embedder._model, embedder._dim = model, 4
+    texts = ["a" * n for n in (3, 1, 7, 5, 2, 6)]
+    result: list[np.ndarray] = []
+    bulk = threading.Thread(target=lambda: result.append(embedder.embed(texts)))
+    bulk.start()
+    assert model.started.wait(10)  # the first batch runs
+    while len(inference.shared()._queue.queue) < 2:  # and the other two wait
+        threading.Event().wait(0.01)
+    query = threading.Thread(target=embedder.embed_query, args=("the query",))
+    query.start()
+    while not any(task[0] == inference.QUERY for task in inference.shared()._queue.queue):
+        threading.Event().wait(0.01)
+    model.release.set()
+    bulk.join(10)
+    query.join(10)
+    # one model call per batch of 2, longest first; the query right after the first batch
+    assert model.calls == [["a" * 7, "a" * 6], ["the query"], ["a" * 5, "a" * 3],
+                           ["a" * 2, "a" * 1]]
+    assert list(result[0][:, 0]) == [3, 1, 7, 5, 2, 6]  # rows in the caller's order
+
+
+def test_an_error_in_a_model_call_reaches_the_caller_and_the_thread_goes_on() -> None:
+    thread = inference.InferenceThread(name="vaultmem-inference-test")
+
+    def fail() -> None:
+        raise ValueError("bad batch")
+
+    with pytest.raises(ValueError, match="bad batch"):
+        thread.run(inference.BULK, fail)
+    assert thread.run(inference.QUERY, lambda x: x + 1, 41) == 42
+    thread.close()
+    assert not [t for t in threading.enumerate() if t.name == "vaultmem-inference-test"]
 
 
 def test_malloc_can_be_tuned_on_linux() -> None:

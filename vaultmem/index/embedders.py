@@ -9,19 +9,18 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from vaultmem.errors import ConfigError, IndexError_
+from vaultmem.index import inference
 from vaultmem.index.base import Embedder, Vector
-
-T = TypeVar("T")
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 FAKE_NAME = "fake/hashed-words-v1"
@@ -87,7 +86,15 @@ class FakeEmbedder:
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model, loaded offline and lazily on first use (thread-safe)."""
+    """A sentence-transformers model, loaded offline and lazily on first use (thread-safe).
+
+    Every call runs on the process's inference thread (vaultmem/index/inference.py). A query
+    embedding runs with one torch thread and ahead of queued bulk work; bulk embeddings run
+    with `threads` torch threads, one model batch at a time, so a query waits for at most one
+    batch. One thread per query: a parallel region waits for its slowest worker, and on a
+    busy desktop a worker sharing a core with another process stalls every layer (a query took
+    ~480 ms with two threads, ~12 ms with one, beside two busy processes on 2 cores).
+    """
 
     def __init__(
         self,
@@ -95,11 +102,13 @@ class SentenceTransformerEmbedder:
         *,
         device: str = "cpu",
         threads: int | None = None,
+        query_threads: int = 1,
         batch_size: int = 16,
     ) -> None:
         self._model_spec = model
         self._device = device
         self._threads = threads if threads is not None else min(os.cpu_count() or 1, 2)
+        self._query_threads = max(1, query_threads)
         self._batch_size = batch_size
         self._model: Any = None
         self._dim: int | None = None
@@ -113,18 +122,36 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         if self._dim is None:
-            _on_inference_thread(self._ensure_loaded)
+            inference.shared().run(inference.QUERY, self._ensure_loaded)
         assert self._dim is not None
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return _on_inference_thread(self._encode, list(texts))
+        # Longest first (as encode() sorts to cut padding), then one queued piece per model
+        # batch: a query embedding can run between two pieces.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        thread = inference.shared()
+        pieces = [order[start : start + self._batch_size]
+                  for start in range(0, len(order), self._batch_size)]
+        futures = [thread.submit(inference.BULK, self._encode, [texts[i] for i in piece],
+                                 self._threads) for piece in pieces]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for piece, future in zip(pieces, futures, strict=True):
+            out[piece] = future.result()
+        return out
 
-    def _encode(self, texts: list[str]) -> Vector:
+    def embed_query(self, text: str) -> Vector:
+        vectors = inference.shared().run(
+            inference.QUERY, self._encode, [text], self._query_threads
+        )
+        vector: Vector = vectors[0]
+        return vector
+
+    def _encode(self, texts: list[str], threads: int) -> Vector:
         model = self._ensure_loaded()
-        # encode() already sorts inputs by length internally to cut padding.
+        _use_threads(threads)
         vectors = model.encode(
             texts,
             batch_size=self._batch_size,
@@ -133,10 +160,6 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
-
-    def embed_query(self, text: str) -> Vector:
-        vectors: Vector = self.embed([text])[0]
-        return vectors
 
     def _ensure_loaded(self) -> Any:
         if self._model is not None:
@@ -147,6 +170,18 @@ class SentenceTransformerEmbedder:
                 self._dim = int(model.get_embedding_dimension())
                 self._model = model
         return self._model
+
+
+_THREADS: list[int] = []  # the torch thread count last set (only on the inference thread)
+
+
+def _use_threads(threads: int) -> None:
+    """Set torch's intra-op thread count if it differs (a cheap call, made only on change)."""
+    torch = sys.modules.get("torch")
+    if torch is None or (_THREADS and _THREADS[0] == threads):
+        return
+    torch.set_num_threads(max(1, threads))
+    _THREADS[:] = [threads]
 
 
 def _model_name(model: str | None) -> str:
@@ -168,22 +203,6 @@ def _model_source(model: str | None) -> str:
     return str(candidate.resolve()) if candidate.is_dir() else model
 
 
-# Every model call runs on one long-lived thread. torch's OpenMP workers belong to the thread
-# that calls the model and spin-wait between calls: called from a new thread per request (the
-# socket's), each call started another spinning team, and a daemon search took ~120 ms
-# instead of ~40 on 2 cores. One thread also keeps concurrent calls from oversubscribing.
-_INFERENCE: list[ThreadPoolExecutor] = []
-_INFERENCE_LOCK = threading.Lock()
-
-
-def _on_inference_thread(function: Callable[..., T], *args: Any) -> T:
-    with _INFERENCE_LOCK:
-        if not _INFERENCE:
-            _INFERENCE.append(ThreadPoolExecutor(1, thread_name_prefix="vaultmem-inference"))
-        executor = _INFERENCE[0]
-    return executor.submit(function, *args).result()
-
-
 # One loaded model per (source, device) per process: the weights are read-only at inference,
 # and loading costs ~8 s and ~500 MB, so every embedder in a process shares them.
 _LOADED: dict[tuple[str, str], Any] = {}
@@ -200,6 +219,9 @@ def _load_model(model: str | None, device: str, threads: int) -> Any:
 
 def _load_model_uncached(model: str | None, device: str, threads: int) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # OpenMP workers sleep when idle instead of spinning: read once, when torch loads OpenMP,
+    # so it is set here, before the first import of torch (a user's own value is kept).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
         import transformers

@@ -31,10 +31,30 @@ export interface HttpResponse {
 /** Sends one request; rejects only when no answer arrived (network failure). */
 export type RequestFn = (request: HttpRequest) => Promise<HttpResponse>;
 
+/** Timers as the client uses them (injected in tests; `window`'s by default). */
+export interface Timers {
+  set(callback: () => void, ms: number): number;
+  clear(handle: number): void;
+}
+
+export const WINDOW_TIMERS: Timers = {
+  set: (callback, ms) => window.setTimeout(callback, ms),
+  clear: (handle) => window.clearTimeout(handle),
+};
+
+/** How long a request may take before the daemon counts as not responding. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** Search and related notes may have to load the embedding model first (~10 s on a cold start). */
+export const SLOW_REQUEST_TIMEOUT_MS = 30_000;
+
 export interface DaemonClientOptions {
   baseUrl: string;
   token: string;
   request: RequestFn;
+  /** Per request; search and related get `slowTimeoutMs`. */
+  timeoutMs?: number;
+  slowTimeoutMs?: number;
+  timers?: Timers;
 }
 
 /** An error answered by the daemon (its `code`), or `unreachable` when none answered. */
@@ -42,12 +62,15 @@ export class DaemonError extends Error {
   readonly code: string;
   /** The HTTP status; 0 when the daemon could not be reached. */
   readonly status: number;
+  /** For a timeout: settles when the abandoned request finally ends (answered or failed). */
+  readonly settled: Promise<void> | null;
 
-  constructor(code: string, message: string, status: number) {
+  constructor(code: string, message: string, status: number, settled: Promise<void> | null = null) {
     super(message);
     this.name = "DaemonError";
     this.code = code;
     this.status = status;
+    this.settled = settled;
   }
 
   get unreachable(): boolean {
@@ -56,6 +79,10 @@ export class DaemonError extends Error {
 }
 
 export const UNREACHABLE = "unreachable";
+/** No answer within the timeout: the daemon accepted the request but is busy or stuck. */
+export const TIMEOUT = "timeout";
+/** No token configured: nothing that needs one is sent. */
+export const NO_TOKEN = "no_token";
 
 export interface SearchOptions {
   topK?: number;
@@ -67,6 +94,10 @@ export interface SearchOptions {
   windowDays?: number;
   memoriesOnly?: boolean;
   includeReview?: boolean;
+  /** Only results at or above the daemon's match threshold (`matched: true`). */
+  matchedOnly?: boolean;
+  /** Only results with at least this relevance (0..1). */
+  minRelevance?: number;
 }
 
 export type ConnectionResult =
@@ -77,15 +108,27 @@ export class DaemonClient {
   readonly baseUrl: string;
   private readonly token: string;
   private readonly request: RequestFn;
+  private readonly timeoutMs: number;
+  private readonly slowTimeoutMs: number;
+  private readonly timers: Timers;
 
   constructor(options: DaemonClientOptions) {
     this.baseUrl = options.baseUrl.trim().replace(/\/+$/, "");
     this.token = options.token.trim();
     this.request = options.request;
+    this.timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    this.slowTimeoutMs = options.slowTimeoutMs ?? SLOW_REQUEST_TIMEOUT_MS;
+    this.timers = options.timers ?? WINDOW_TIMERS;
   }
 
+  /** False until a token is configured; then every request but health carries it. */
+  get hasToken(): boolean {
+    return this.token !== "";
+  }
+
+  /** Needs no token: tells whether a daemon answers at all, and which vault it serves. */
   health(): Promise<Health> {
-    return this.call<Health>("GET", "/v1/health");
+    return this.call<Health>("GET", "/v1/health", undefined, { needsToken: false });
   }
 
   status(): Promise<Status> {
@@ -93,7 +136,7 @@ export class DaemonClient {
   }
 
   search(query: string, options: SearchOptions = {}): Promise<SearchResponse> {
-    return this.call<SearchResponse>("POST", "/v1/search", searchBody(query, options));
+    return this.call<SearchResponse>("POST", "/v1/search", searchBody(query, options), { slow: true });
   }
 
   /** One memory by id or vault path; a regular note is a 400 `invalid_input`. */
@@ -115,7 +158,7 @@ export class DaemonClient {
   }
 
   related(idOrPath: string, topK = 5): Promise<RelatedResponse> {
-    return this.call<RelatedResponse>("POST", "/v1/related", { id: idOrPath, top_k: topK });
+    return this.call<RelatedResponse>("POST", "/v1/related", { id: idOrPath, top_k: topK }, { slow: true });
   }
 
   /** Promotes one memory on request (moves it to the promoted folder). */
@@ -130,46 +173,68 @@ export class DaemonClient {
 
   /** Health (is it up, which vault) then status (is the token accepted). Never throws. */
   async testConnection(): Promise<ConnectionResult> {
+    let health: Health | null = null;
     try {
-      const health = await this.health();
+      health = await this.health();
       const status = await this.status();
       return { ok: true, version: health.version, vault: health.vault, vaultPath: status.vault };
     } catch (error) {
-      return { ok: false, error: describeError(error) };
+      const found = health === null ? "" : `vaultmem ${health.version} answers for vault "${health.vault}", but `;
+      return { ok: false, error: found + describeError(error) };
     }
   }
 
-  private async call<T>(method: HttpMethod, path: string, body?: object): Promise<T> {
+  private async call<T>(method: HttpMethod, path: string, body?: object, how: CallOptions = {}): Promise<T> {
+    if (how.needsToken !== false && !this.hasToken) {
+      throw new DaemonError(NO_TOKEN, "no token is set: run `vaultmem token --vault <your vault>` and paste "
+        + "what it prints in the vaultmem plugin settings", 0);
+    }
     const url = this.baseUrl + path;
     const request: HttpRequest = { url, method, headers: this.headers(body !== undefined) };
     if (body !== undefined) {
       request.body = JSON.stringify(body);
     }
-    let response: HttpResponse;
-    try {
-      response = await this.request(request);
-    } catch (error) {
-      if (error instanceof DaemonError) {
-        throw error;
-      }
-      throw new DaemonError(UNREACHABLE, `vaultmem daemon unreachable at ${this.baseUrl}`, 0);
-    }
+    const response = await this.send(request, how.slow === true ? this.slowTimeoutMs : this.timeoutMs);
     if (response.status >= 200 && response.status < 300 && isObject(response.json)) {
       return response.json as T;
     }
     throw errorFromResponse(response);
   }
 
+  /**
+   * The transport's answer, or a DaemonError: unreachable, or timeout after `timeoutMs` (the
+   * transport cannot cancel a request; the error's `settled` tells when it has ended).
+   */
+  private send(request: HttpRequest, timeoutMs: number): Promise<HttpResponse> {
+    return new Promise<HttpResponse>((resolve, reject) => {
+      const sent = this.request(request);
+      const settled = sent.then(() => undefined, () => undefined);
+      const timer = this.timers.set(() => reject(new DaemonError(TIMEOUT,
+        `the daemon at ${this.baseUrl} did not answer within ${Math.round(timeoutMs / 1000)} s`, 0, settled)),
+      timeoutMs);
+      sent.then(resolve, (error: unknown) => reject(error instanceof DaemonError ? error
+        : new DaemonError(UNREACHABLE, `no daemon answers at ${this.baseUrl}`, 0)))
+        .finally(() => this.timers.clear(timer));
+    });
+  }
+
   private headers(withBody: boolean): Record<string, string> {
-    const headers: Record<string, string> = {
-      Accept: "application/json",
-      Authorization: `Bearer ${this.token}`,
-    };
+    const headers: Record<string, string> = { Accept: "application/json" };
+    if (this.hasToken) {
+      headers["Authorization"] = `Bearer ${this.token}`;
+    }
     if (withBody) {
       headers["Content-Type"] = "application/json";
     }
     return headers;
   }
+}
+
+interface CallOptions {
+  /** False only for health, which the daemon answers without a token. */
+  needsToken?: boolean;
+  /** Search and related: the longer timeout. */
+  slow?: boolean;
 }
 
 function searchBody(query: string, options: SearchOptions): Record<string, unknown> {
@@ -184,6 +249,8 @@ function searchBody(query: string, options: SearchOptions): Record<string, unkno
     window_days: options.windowDays,
     memories_only: options.memoriesOnly,
     include_review: options.includeReview,
+    matched_only: options.matchedOnly,
+    min_relevance: options.minRelevance,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
 }
@@ -227,13 +294,21 @@ export function errorFromResponse(response: HttpResponse): DaemonError {
     response.status);
 }
 
-/** A message fit for a notice: the daemon's own message, with a hint for a bad token. */
+/** A message fit for a notice: the daemon's own message, with what to do about it. */
 export function describeError(error: unknown): string {
   if (error instanceof DaemonError) {
-    if (error.code === "unauthorized") {
-      return `${error.message}; paste it in the vaultmem plugin settings`;
+    switch (error.code) {
+      case "unauthorized":
+        return `${error.message}; paste the output of \`vaultmem token --vault <your vault>\` in the vaultmem `
+          + "plugin settings";
+      case UNREACHABLE:
+        return `${error.message}; start it with \`vaultmem run --vault <your vault>\` (or install it as a `
+          + "service: `vaultmem service install --vault <your vault>`)";
+      case TIMEOUT:
+        return `${error.message}; it may be busy indexing or stuck (restart it if this persists)`;
+      default:
+        return error.message;
     }
-    return error.message;
   }
   return error instanceof Error ? error.message : String(error);
 }

@@ -1,44 +1,46 @@
 // The plugin's commands. Each action is a plain function of the host, so tests can run it.
+// A command about the open memory is offered only when it applies (a memory note is open, and
+// for promote/pin/unpin, in a state where that makes sense).
 
-import { Notice, type Plugin, type TFile } from "obsidian";
+import type { Plugin, TFile } from "obsidian";
 import { describeError, isNotAMemory } from "./client";
+import { confirm } from "./confirm-modal";
 import type { PluginHost } from "./host";
-import { activeNote, memoryIdOf, revealView } from "./notes";
+import { notify } from "./notices";
+import { activeNote, memoryInfo, revealView, type MemoryInfo } from "./notes";
 import { MemorySearchModal } from "./search-modal";
 import { formatScore } from "./statusbar";
 import { RELATED_VIEW_TYPE, REVIEW_VIEW_TYPE, RelatedView, ReviewView } from "./views";
 
+type Applies = (memory: MemoryInfo) => boolean;
+
+const CAN_REINFORCE: Applies = (memory) => memory.status !== "archived";
+const CAN_PROMOTE: Applies = (memory) => memory.status === "active";
+const CAN_PIN: Applies = (memory) => !memory.pinned && memory.status !== "archived";
+const CAN_UNPIN: Applies = (memory) => memory.pinned;
+
 export function registerCommands(plugin: Plugin, host: PluginHost): void {
   plugin.addCommand({ id: "search", name: "Search memories", callback: () => openSearch(host) });
-  plugin.addCommand({
-    id: "reinforce-current-note",
-    name: "Reinforce current note",
-    checkCallback: whenNoteOpen(host, () => void reinforceCurrentNote(host)),
-  });
-  plugin.addCommand({
-    id: "promote-current-memory",
-    name: "Promote current memory now",
-    checkCallback: whenNoteOpen(host, () => void promoteCurrentMemory(host)),
-  });
-  plugin.addCommand({
-    id: "pin-current-memory",
-    name: "Pin current memory",
-    checkCallback: whenNoteOpen(host, () => void pinCurrentMemory(host)),
-  });
-  plugin.addCommand({
-    id: "unpin-current-memory",
-    name: "Unpin current memory",
-    checkCallback: whenNoteOpen(host, () => void unpinCurrentMemory(host)),
-  });
+  plugin.addCommand({ id: "reinforce-current-note", name: "Reinforce current note",
+    checkCallback: whenMemoryOpen(host, CAN_REINFORCE, () => void reinforceCurrentNote(host)) });
+  plugin.addCommand({ id: "promote-current-memory", name: "Promote current memory now",
+    checkCallback: whenMemoryOpen(host, CAN_PROMOTE, () => void promoteCurrentMemory(host)) });
+  plugin.addCommand({ id: "pin-current-memory", name: "Pin current memory",
+    checkCallback: whenMemoryOpen(host, CAN_PIN, () => void pinCurrentMemory(host)) });
+  plugin.addCommand({ id: "unpin-current-memory", name: "Unpin current memory",
+    checkCallback: whenMemoryOpen(host, CAN_UNPIN, () => void unpinCurrentMemory(host)) });
   plugin.addCommand({ id: "show-review-queue", name: "Show review queue",
     callback: () => void showReviewQueue(host) });
   plugin.addCommand({ id: "show-related-notes", name: "Show related notes",
     callback: () => void showRelatedNotes(host) });
 }
 
-function whenNoteOpen(host: PluginHost, run: () => void): (checking: boolean) => boolean {
+/** A check callback: available only while a memory note for which `applies` holds is open. */
+function whenMemoryOpen(host: PluginHost, applies: Applies, run: () => void): (checking: boolean) => boolean {
   return (checking) => {
-    if (activeNote(host.app) === null) {
+    const file = activeNote(host.app);
+    const memory = file === null ? null : memoryInfo(host.app, file);
+    if (memory === null || !applies(memory)) {
       return false;
     }
     if (!checking) {
@@ -58,19 +60,27 @@ export function openSearch(host: PluginHost): MemorySearchModal {
 function currentMemory(host: PluginHost): { file: TFile; id: string } | null {
   const file = activeNote(host.app);
   if (file === null) {
-    new Notice("vaultmem: open a note first");
+    notify("open a note first");
     return null;
   }
-  const id = memoryIdOf(host.app, file);
-  if (id === null) {
+  const memory = memoryInfo(host.app, file);
+  if (memory === null) {
     notAMemory(file);
     return null;
   }
-  return { file, id };
+  return { file, id: memory.id };
 }
 
 function notAMemory(file: TFile): void {
-  new Notice(`vaultmem: "${file.basename}" is not a memory`);
+  notify(`"${file.basename}" is not a memory`);
+}
+
+function reportError(error: unknown, file: TFile): void {
+  if (isNotAMemory(error)) {
+    notAMemory(file);
+  } else {
+    notify(describeError(error));
+  }
 }
 
 export async function reinforceCurrentNote(host: PluginHost): Promise<void> {
@@ -80,34 +90,39 @@ export async function reinforceCurrentNote(host: PluginHost): Promise<void> {
   }
   try {
     const memory = await host.client().touch(current.id, true);
-    new Notice(`vaultmem: reinforced "${memory.title}": score ${formatScore(memory.score)}, `
-      + `${memory.use_count} uses`);
+    notify(`reinforced "${memory.title}": score ${formatScore(memory.score)}, ${memory.use_count} uses`);
     host.refreshStatus();
   } catch (error) {
-    if (isNotAMemory(error)) {
-      notAMemory(current.file);
-    } else {
-      new Notice(`vaultmem: ${describeError(error)}`);
-    }
+    reportError(error, current.file);
   }
 }
 
+/** Asks first (the note moves to the promoted folder), then shows a notice while it works. */
 export async function promoteCurrentMemory(host: PluginHost): Promise<void> {
   const current = currentMemory(host);
   if (current === null) {
     return;
   }
+  const name = current.file.basename;
+  const yes = await confirm(host.app, {
+    title: "Promote this memory?",
+    text: `"${name}" moves to the promoted folder as a long-term note: it keeps its id, is never `
+      + "forgotten, and gains links to related notes.",
+    confirm: "Promote",
+  });
+  if (!yes) {
+    return;
+  }
+  const working = notify(`promoting "${name}"…`, 0);
   try {
     const result = await host.client().promote(current.id);
     const move = result.promoted[0];
-    if (move !== undefined) {
-      new Notice(`vaultmem: promoted "${current.file.basename}" to ${move.to}`);
-    } else {
-      new Notice(`vaultmem: "${current.file.basename}" was not promoted`);
-    }
+    notify(move !== undefined ? `promoted "${name}" to ${move.to}` : `"${name}" was not promoted`);
     host.refreshStatus();
   } catch (error) {
-    new Notice(`vaultmem: ${describeError(error)}`);
+    reportError(error, current.file);
+  } finally {
+    working.hide();
   }
 }
 
@@ -126,16 +141,10 @@ async function setCurrentPinned(host: PluginHost, pinned: boolean): Promise<void
   }
   try {
     const memory = await host.client().setPinned(current.id, pinned);
-    new Notice(pinned
-      ? `vaultmem: Pinned: ${memory.title} — it will not be forgotten`
-      : `vaultmem: Unpinned: ${memory.title}`);
+    notify(pinned ? `pinned "${memory.title}": it will not be forgotten` : `unpinned "${memory.title}"`);
     host.refreshStatus();
   } catch (error) {
-    if (isNotAMemory(error)) {
-      notAMemory(current.file);
-    } else {
-      new Notice(`vaultmem: ${describeError(error)}`);
-    }
+    reportError(error, current.file);
   }
 }
 

@@ -1,39 +1,71 @@
-// "Search memories": live results from the daemon's hybrid search; choosing one opens the note.
+// "Search memories": results from the daemon's hybrid search as the user types (one search once
+// the typing pauses, not one per keystroke); choosing one opens the note, Mod opens a new tab.
 
 import { SuggestModal } from "obsidian";
 import { describeError } from "./client";
+import { LatestLookup } from "./debounce";
 import type { PluginHost } from "./host";
-import { openNote } from "./notes";
+import { openNote, paneFor } from "./notes";
 import { formatScore } from "./statusbar";
 import type { SearchResult } from "./types";
 
 export const SEARCH_TOP_K = 20;
-const EMPTY_TEXT = "No matching notes.";
+/** A search starts once the typing has paused this long. */
+export const SEARCH_DELAY_MS = 250;
+export const PROMPT_TEXT = "Type to search your memories and notes.";
+
+/** What the empty list says after a search for `query` found nothing. */
+export function nothingFoundText(query: string, matchedOnly: boolean): string {
+  return matchedOnly
+    ? `Nothing relevant found for "${query}". (Only real matches are shown: see the vaultmem settings.)`
+    : `No notes found for "${query}".`;
+}
 
 export function resultMeta(result: SearchResult): string {
   const kind = result.id !== null && result.score !== null
     ? `memory, score ${formatScore(result.score)}`
     : "note";
+  const weak = result.matched === false ? " (weak match)" : "";
   const review = result.review ? " · due for review" : "";
-  return `${kind} · relevance ${result.relevance.toFixed(2)}${review} · ${result.path}`;
+  return `${kind} · relevance ${result.relevance.toFixed(2)}${weak}${review} · ${result.path}`;
 }
 
 export class MemorySearchModal extends SuggestModal<SearchResult> {
+  private readonly searches: LatestLookup<string, SearchResult[]>;
+
   constructor(private readonly host: PluginHost) {
     super(host.app);
     this.limit = SEARCH_TOP_K;
-    this.emptyStateText = EMPTY_TEXT;
+    this.emptyStateText = PROMPT_TEXT;
     this.setPlaceholder("Search memories and notes…");
+    this.setInstructions([
+      { command: "↑↓", purpose: "to navigate" },
+      { command: "↵", purpose: "to open" },
+      { command: "mod ↵", purpose: "to open in a new tab" },
+      { command: "esc", purpose: "to dismiss" },
+    ]);
+    this.scope.register(["Mod"], "Enter", (event) => {
+      this.selectActiveSuggestion(event);
+      return false;
+    });
+    this.searches = new LatestLookup((text) => this.search(text), SEARCH_DELAY_MS, []);
   }
 
-  async getSuggestions(query: string): Promise<SearchResult[]> {
+  getSuggestions(query: string): Promise<SearchResult[]> {
     const text = query.trim();
     if (text === "") {
-      return [];
+      this.searches.cancel();
+      this.emptyStateText = PROMPT_TEXT;
+      return Promise.resolve([]);
     }
+    return this.searches.get(text);
+  }
+
+  private async search(text: string): Promise<SearchResult[]> {
+    const matchedOnly = this.host.settings.matchedOnly;
     try {
-      const response = await this.host.client().search(text, { topK: SEARCH_TOP_K });
-      this.emptyStateText = EMPTY_TEXT;
+      const response = await this.host.client().search(text, { topK: SEARCH_TOP_K, matchedOnly });
+      this.emptyStateText = nothingFoundText(text, matchedOnly);
       return response.results;
     } catch (error) {
       this.emptyStateText = describeError(error);
@@ -48,7 +80,12 @@ export class MemorySearchModal extends SuggestModal<SearchResult> {
     el.createEl("small", { cls: "vaultmem-snippet", text: result.snippet });
   }
 
-  onChooseSuggestion(result: SearchResult): void {
-    void openNote(this.app, result.path);
+  onChooseSuggestion(result: SearchResult, event: MouseEvent | KeyboardEvent): void {
+    void openNote(this.app, result.path, paneFor(event));
+  }
+
+  override onClose(): void {
+    this.searches.cancel();
+    super.onClose();
   }
 }

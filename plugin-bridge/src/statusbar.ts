@@ -1,7 +1,8 @@
 // The status bar text, as pure functions of the open note's state and the daemon's state.
 
-import { DaemonError } from "./client";
+import { DaemonError, describeError, NO_TOKEN, TIMEOUT } from "./client";
 import type { Memory, Status } from "./types";
+import { describeLocalVault, servesThisVault, type LocalVault } from "./vault-check";
 
 export type NoteState =
   | { kind: "none" } // no Markdown note open
@@ -13,11 +14,18 @@ export type DaemonState =
   | { kind: "checking" }
   | { kind: "connected" }
   | { kind: "indexing"; done: number; total: number }
-  | { kind: "unreachable" }
-  | { kind: "unauthorized" }
+  | { kind: "no-token" }
+  | { kind: "other-vault"; message: string }
+  | { kind: "unreachable"; message: string }
+  | { kind: "not-responding"; message: string }
+  | { kind: "unauthorized"; message: string }
   | { kind: "error"; message: string };
 
-export function daemonStateFromStatus(status: Status): DaemonState {
+/** The daemon's state from its status; a daemon serving another vault is reported as such. */
+export function daemonStateFromStatus(status: Status, local?: LocalVault): DaemonState {
+  if (local !== undefined && !servesThisVault(local, status.vault)) {
+    return { kind: "other-vault", message: otherVaultMessage(status.vault, local, status.daemon?.url ?? null) };
+  }
   const indexing = status.daemon?.indexing;
   if (indexing?.running) {
     return { kind: "indexing", done: indexing.done, total: indexing.total };
@@ -25,14 +33,31 @@ export function daemonStateFromStatus(status: Status): DaemonState {
   return { kind: "connected" };
 }
 
+export function otherVaultMessage(daemonVault: string, local: LocalVault, url: string | null): string {
+  const where = url === null ? "the daemon" : `the daemon at ${url}`;
+  return `${where} serves another vault (${daemonVault}), not this one (${describeLocalVault(local)}): `
+    + "start one for this vault (`vaultmem run --vault <this vault>`, on another port if both run) "
+    + "and set its address in the vaultmem plugin settings";
+}
+
 export function daemonStateFromError(error: unknown): DaemonState {
-  if (error instanceof DaemonError && error.unreachable) {
-    return { kind: "unreachable" };
+  const message = describeError(error);
+  if (!(error instanceof DaemonError)) {
+    return { kind: "error", message };
   }
-  if (error instanceof DaemonError && error.code === "unauthorized") {
-    return { kind: "unauthorized" };
+  if (error.unreachable) {
+    return { kind: "unreachable", message };
   }
-  return { kind: "error", message: error instanceof Error ? error.message : String(error) };
+  switch (error.code) {
+    case NO_TOKEN:
+      return { kind: "no-token" };
+    case TIMEOUT:
+      return { kind: "not-responding", message };
+    case "unauthorized":
+      return { kind: "unauthorized", message };
+    default:
+      return { kind: "error", message };
+  }
 }
 
 export function noteText(note: NoteState): string {
@@ -56,8 +81,14 @@ export function daemonText(daemon: DaemonState): string {
       return "vaultmem: connected";
     case "indexing":
       return `vaultmem: indexing ${daemon.done} of ${daemon.total}`;
+    case "no-token":
+      return "vaultmem: token needed";
+    case "other-vault":
+      return "vaultmem: serves another vault";
     case "unreachable":
       return "vaultmem: unreachable";
+    case "not-responding":
+      return "vaultmem: not responding";
     case "unauthorized":
       return "vaultmem: token rejected";
     case "error":
@@ -70,9 +101,14 @@ export function statusBarText(note: NoteState, daemon: DaemonState): string {
   return [noteText(note), daemonText(daemon)].filter((part) => part !== "").join(" · ");
 }
 
-/** The tooltip: the daemon's error message when there is one. */
+export const NO_TOKEN_HINT = "paste the daemon's token in the vaultmem plugin settings "
+  + "(`vaultmem token --vault <your vault>` prints it)";
+
+/** The tooltip: what is wrong and what to do, and that a click opens the settings. */
 export function statusBarTooltip(daemon: DaemonState): string {
-  return daemon.kind === "error" ? daemon.message : daemonText(daemon);
+  const detail = daemon.kind === "no-token" ? `No token yet: ${NO_TOKEN_HINT}`
+    : "message" in daemon ? daemon.message : daemonText(daemon);
+  return `${detail}. Click to open the vaultmem settings.`;
 }
 
 export function formatScore(score: number): string {

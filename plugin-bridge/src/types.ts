@@ -43,6 +43,8 @@ export interface SearchResult {
   score: number | null;
   final: number;
   review: boolean;
+  /** Relevance at or above the daemon's match threshold (a real match, not just the nearest). */
+  matched: boolean;
 }
 
 export interface SearchResponse {

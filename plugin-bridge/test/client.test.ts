@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   DaemonClient,
   DaemonError,
@@ -6,6 +6,8 @@ import {
   isLoopbackUrl,
   isNotAMemory,
   parseJsonBody,
+  REQUEST_TIMEOUT_MS,
+  SLOW_REQUEST_TIMEOUT_MS,
 } from "../src/client";
 import { createDaemonClient, obsidianRequest } from "../src/transport";
 import { BASE_URL, errorResponse, FakeDaemon, MEMORY_ID, MEMORY_PATH, memory, ok, TOKEN } from "./helpers";
@@ -47,11 +49,12 @@ describe("DaemonClient requests", () => {
       url: `${BASE_URL}/v1/search`, method: "POST", headers: POST_HEADERS, body: { query: "ups battery" } });
     const full = await sent((c) => c.search("x", {
       topK: 5, tags: ["a"], allTags: ["b", "c"], type: "fact", status: ["active"], folder: "memories",
-      windowDays: 7, memoriesOnly: true, includeReview: false,
+      windowDays: 7, memoriesOnly: true, includeReview: false, matchedOnly: true, minRelevance: 0.4,
     }));
     expect(full.body).toEqual({
       query: "x", top_k: 5, tags: ["a"], all_tags: ["b", "c"], type: "fact", status: ["active"],
       folder: "memories", window_days: 7, memories_only: true, include_review: false,
+      matched_only: true, min_relevance: 0.4,
     });
   });
 
@@ -131,7 +134,7 @@ describe("DaemonClient errors", () => {
     const error = await daemon.client().status().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(DaemonError);
     expect(error).toMatchObject({ code: "unreachable", status: 0,
-      message: `vaultmem daemon unreachable at ${BASE_URL}` });
+      message: `no daemon answers at ${BASE_URL}` });
     expect((error as DaemonError).unreachable).toBe(true);
   });
 
@@ -150,9 +153,15 @@ describe("DaemonClient errors", () => {
     await expect(client.health()).rejects.toBe(refusal);
   });
 
-  it("describes errors for notices, with a hint for a rejected token", () => {
+  it("describes errors for notices, with what to do about them", () => {
     expect(describeError(new DaemonError("unauthorized", "a valid bearer token is required", 401)))
-      .toBe("a valid bearer token is required; paste it in the vaultmem plugin settings");
+      .toBe("a valid bearer token is required; paste the output of `vaultmem token --vault <your vault>` "
+        + "in the vaultmem plugin settings");
+    expect(describeError(new DaemonError("unreachable", `no daemon answers at ${BASE_URL}`, 0)))
+      .toBe(`no daemon answers at ${BASE_URL}; start it with \`vaultmem run --vault <your vault>\` `
+        + "(or install it as a service: `vaultmem service install --vault <your vault>`)");
+    expect(describeError(new DaemonError("timeout", "the daemon did not answer within 10 s", 0)))
+      .toBe("the daemon did not answer within 10 s; it may be busy indexing or stuck (restart it if this persists)");
     expect(describeError(new DaemonError("not_found", "no such memory", 404))).toBe("no such memory");
     expect(describeError(new Error("boom"))).toBe("boom");
     expect(describeError("text")).toBe("text");
@@ -180,14 +189,16 @@ describe("testConnection", () => {
       .on("GET", "/v1/health", ok({ status: "ok", version: "0.1.0", vault: "vault" }))
       .on("GET", "/v1/status", errorResponse(401, "unauthorized", "a valid bearer token is required"));
     expect(await daemon.client().testConnection()).toEqual({ ok: false,
-      error: "a valid bearer token is required; paste it in the vaultmem plugin settings" });
+      error: 'vaultmem 0.1.0 answers for vault "vault", but a valid bearer token is required; paste the output '
+        + "of `vaultmem token --vault <your vault>` in the vaultmem plugin settings" });
   });
 
   it("says when the daemon is unreachable", async () => {
     const daemon = new FakeDaemon();
     daemon.reachable = false;
-    expect(await daemon.client().testConnection())
-      .toEqual({ ok: false, error: `vaultmem daemon unreachable at ${BASE_URL}` });
+    const result = await daemon.client().testConnection();
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toMatch(new RegExp(`^no daemon answers at ${BASE_URL}; start it with`));
   });
 });
 
@@ -237,5 +248,97 @@ describe("Obsidian transport", () => {
     const client = createDaemonClient({ daemonUrl: BASE_URL, token: TOKEN });
     expect(await client.health()).toEqual({ status: "ok", version: "0.1.0", vault: "v" });
     expect(daemon.requests[0]!.headers["Authorization"]).toBe(`Bearer ${TOKEN}`);
+  });
+});
+
+describe("timeouts", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("gives up on a daemon that accepts a request but never answers", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon();
+    daemon.hung = true;
+    const outcome = daemon.client().status().catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(REQUEST_TIMEOUT_MS - 1);
+    expect(daemon.inFlight).toBe(1);
+    let settled = false;
+    void outcome.then(() => {
+      settled = true;
+    });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    const error = await outcome;
+    expect(error).toBeInstanceOf(DaemonError);
+    expect(error).toMatchObject({ code: "timeout", status: 0,
+      message: `the daemon at ${BASE_URL} did not answer within 10 s` });
+  });
+
+  it("gives search and related notes the longer timeout (the model may be loading)", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon();
+    daemon.hung = true;
+    const search = daemon.client().search("ups").catch((error: unknown) => error);
+    const related = daemon.client().related("Home.md").catch((error: unknown) => error);
+    let done = 0;
+    void search.then(() => (done += 1));
+    void related.then(() => (done += 1));
+    await vi.advanceTimersByTimeAsync(SLOW_REQUEST_TIMEOUT_MS - 1);
+    expect(done).toBe(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await search).toMatchObject({ code: "timeout", message: expect.stringContaining("within 30 s") });
+    expect(await related).toMatchObject({ code: "timeout" });
+  });
+
+  it("leaves no timer behind once the daemon answers", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon().on("GET", "/v1/status", ok({ vault: "/v" }));
+    await daemon.client().status();
+    expect(vi.getTimerCount()).toBe(0);
+    daemon.reachable = false;
+    await daemon.client().status().catch(() => undefined);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("takes the timeout and the timers from its options", async () => {
+    const scheduled: number[] = [];
+    let fire: () => void = () => undefined;
+    const client = new DaemonClient({ baseUrl: BASE_URL, token: TOKEN, timeoutMs: 1234,
+      request: () => new Promise(() => undefined),
+      timers: { set: (callback, ms) => {
+        scheduled.push(ms);
+        fire = callback;
+        return 1;
+      }, clear: () => undefined } });
+    const outcome = client.health().catch((error: unknown) => error);
+    expect(scheduled).toEqual([1234]);
+    fire();
+    expect(await outcome).toMatchObject({ code: "timeout", message: `the daemon at ${BASE_URL} did not answer within 1 s` });
+  });
+});
+
+describe("without a token", () => {
+  it("sends nothing that needs one, and never an empty bearer", async () => {
+    const daemon = echoDaemon();
+    const client = daemon.client("  ");
+    expect(client.hasToken).toBe(false);
+    for (const call of [() => client.status(), () => client.search("ups"), () => client.get(MEMORY_ID),
+      () => client.touch(MEMORY_ID), () => client.observe([MEMORY_ID]), () => client.review(),
+      () => client.related("Home.md"), () => client.promote(MEMORY_ID), () => client.setPinned(MEMORY_ID, true)]) {
+      await expect(call()).rejects.toMatchObject({ code: "no_token", status: 0,
+        message: expect.stringContaining("vaultmem token") });
+    }
+    expect(daemon.requests).toEqual([]);
+  });
+
+  it("still asks health (which needs no token), without an Authorization header", async () => {
+    const daemon = new FakeDaemon().on("GET", "/v1/health", ok({ status: "ok", version: "0.1.0", vault: "vault" }));
+    const result = await daemon.client("").testConnection();
+    expect(daemon.routesCalled()).toEqual(["GET /v1/health"]);
+    expect(daemon.requests[0]!.headers).toEqual({ Accept: "application/json" });
+    expect(result).toEqual({ ok: false, error: 'vaultmem 0.1.0 answers for vault "vault", but no token is set: '
+      + "run `vaultmem token --vault <your vault>` and paste what it prints in the vaultmem plugin settings" });
   });
 });

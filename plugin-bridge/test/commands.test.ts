@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   openSearch,
   pinCurrentMemory,
@@ -9,8 +9,8 @@ import {
   showReviewQueue,
   unpinCurrentMemory,
 } from "../src/commands";
-import { MemorySearchModal, resultMeta } from "../src/search-modal";
-import { RELATED_VIEW_TYPE, REVIEW_VIEW_TYPE, RelatedView, ReviewView } from "../src/views";
+import { MemorySearchModal, PROMPT_TEXT, resultMeta, SEARCH_DELAY_MS } from "../src/search-modal";
+import { RELATED_DELAY_MS, RELATED_VIEW_TYPE, REVIEW_VIEW_TYPE, RelatedView, ReviewView } from "../src/views";
 import {
   errorResponse,
   FakeDaemon,
@@ -19,11 +19,23 @@ import {
   memory,
   ok,
   searchResult,
+  deferred,
   settle,
   TestHost,
   vaultApp,
 } from "./helpers";
-import { FakeElement, Modal, Notice, Plugin, type App, type WorkspaceLeaf } from "./obsidian-mock";
+import type { SearchResult } from "../src/types";
+import {
+  FakeElement,
+  Modal,
+  Notice,
+  Plugin,
+  Setting,
+  type App,
+  type ButtonComponent,
+  type SuggestModal as MockSuggestModal,
+  type WorkspaceLeaf,
+} from "./obsidian-mock";
 
 function setup(daemon = new FakeDaemon()) {
   const { app, memoryFile, noteFile } = vaultApp();
@@ -48,9 +60,19 @@ function contentOf(leaf: WorkspaceLeaf | undefined): FakeElement {
   return view.contentEl;
 }
 
+/** The confirmation dialog that is open now, and its buttons. */
+function confirmation(): { title: string; text: string; buttons: ButtonComponent[] } {
+  const modal = Modal.opened.at(-1) as unknown as { titleEl: FakeElement; contentEl: FakeElement; isOpen: boolean };
+  if (!modal?.isOpen) {
+    throw new Error("no dialog is open");
+  }
+  const setting = Setting.created.at(-1)!;
+  return { title: modal.titleEl.textContent, text: modal.contentEl.textContent, buttons: setting.buttons };
+}
+
 describe("registered commands", () => {
-  it("registers the seven commands, the note ones only with a note open", async () => {
-    const { app, host, memoryFile } = setup(new FakeDaemon().on("POST", "/v1/touch", ok(memory())));
+  it("registers the seven commands, the memory ones only with a memory open", async () => {
+    const { app, host, memoryFile, noteFile } = setup(new FakeDaemon().on("POST", "/v1/touch", ok(memory())));
     const plugin = new Plugin(app, { id: "vaultmem-bridge", name: "vaultmem", version: "0", minAppVersion: "0",
       description: "", author: "" });
     registerCommands(plugin as never, host);
@@ -60,6 +82,8 @@ describe("registered commands", () => {
       "vaultmem-bridge:show-related-notes"]);
     const reinforce = app.commands.get("vaultmem-bridge:reinforce-current-note")!;
     expect(reinforce.checkCallback!(true)).toBe(false);
+    app.workspace.openFileForTest(noteFile);
+    expect(reinforce.checkCallback!(true)).toBe(false);
     app.workspace.openFileForTest(memoryFile);
     expect(reinforce.checkCallback!(true)).toBe(true);
     reinforce.checkCallback!(false);
@@ -68,22 +92,66 @@ describe("registered commands", () => {
     app.commands.get("vaultmem-bridge:search")!.callback!();
     expect(Modal.opened[0]).toBeInstanceOf(MemorySearchModal);
   });
+
+  it("offers promote, pin and unpin only where they apply", () => {
+    const { app, host, noteFile } = setup();
+    registerCommands(new Plugin(app, { id: "vaultmem-bridge", name: "vaultmem", version: "0", minAppVersion: "0",
+      description: "", author: "" }) as never, host);
+    const offered = (): string[] => ["reinforce-current-note", "promote-current-memory", "pin-current-memory",
+      "unpin-current-memory"].filter((id) => app.commands.get(`vaultmem-bridge:${id}`)!.checkCallback!(true));
+    expect(offered()).toEqual([]);
+    app.workspace.openFileForTest(noteFile);
+    expect(offered()).toEqual([]);
+    const open = (path: string, frontmatter: Record<string, unknown>) => {
+      app.workspace.openFileForTest(app.addNote(path, { stm_id: "m1", ...frontmatter }));
+      return offered();
+    };
+    expect(open("memories/a.md", {})).toEqual(["reinforce-current-note", "promote-current-memory",
+      "pin-current-memory"]);
+    expect(open("memories/b.md", { stm_status: "active", stm_pinned: true })).toEqual(["reinforce-current-note",
+      "promote-current-memory", "unpin-current-memory"]);
+    expect(open("STM/c.md", { stm_status: "promoted" })).toEqual(["reinforce-current-note", "pin-current-memory"]);
+    expect(open("memories/archive/d.md", { stm_status: "archived" })).toEqual([]);
+  });
 });
 
 describe("search memories", () => {
-  it("fetches live results and opens the chosen note", async () => {
-    const daemon = new FakeDaemon().on("POST", "/v1/search", (body) => ok({
-      query: (body as { query: string }).query,
-      results: [searchResult(), searchResult({ id: null, path: "Home.md", title: "Home", score: null })],
-    }));
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const answering = () => new FakeDaemon().on("POST", "/v1/search", (body) => ok({
+    query: (body as { query: string }).query,
+    results: [searchResult(), searchResult({ id: null, path: "Home.md", title: "Home", score: null })],
+  }));
+
+  /** What Obsidian does per keystroke: ask for suggestions with the whole input so far. */
+  function typeInto(modal: MemorySearchModal, text: string, msPerKey: number): Array<Promise<unknown>> {
+    const answers: Array<Promise<unknown>> = [];
+    for (let i = 1; i <= text.length; i++) {
+      answers.push(modal.getSuggestions(text.slice(0, i)));
+      vi.advanceTimersByTime(msPerKey);
+    }
+    return answers;
+  }
+
+  it("searches once the typing pauses, sending only real matches, and opens the chosen note", async () => {
+    vi.useFakeTimers();
+    const daemon = answering();
     const { app, host } = setup(daemon);
     const modal = openSearch(host);
     expect(Modal.opened).toEqual([modal]);
+    expect(modal.emptyStateText).toBe(PROMPT_TEXT);
     expect(await modal.getSuggestions("  ")).toEqual([]);
+    expect(modal.emptyStateText).toBe("Type to search your memories and notes.");
     expect(daemon.requests).toEqual([]);
 
-    const results = await modal.getSuggestions(" ups battery ");
-    expect(daemon.requests.map((r) => r.parsed)).toEqual([{ query: "ups battery", top_k: 20 }]);
+    const pending = modal.getSuggestions(" ups battery ");
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS - 1);
+    expect(daemon.requests).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    const results = await pending;
+    expect(daemon.requests.map((r) => r.parsed)).toEqual([{ query: "ups battery", top_k: 20, matched_only: true }]);
     expect(results.map((r) => r.title)).toEqual(["NAS UPS battery replaced", "Home"]);
 
     const el = new FakeElement();
@@ -93,30 +161,131 @@ describe("search memories", () => {
       .toBe(`memory, score 0.60 · relevance 0.50 · ${MEMORY_PATH}`);
     expect(el.find("vaultmem-snippet")!.textContent).toContain("APC Back-UPS");
 
-    modal.onChooseSuggestion(results[1]!);
-    await settle();
+    modal.onChooseSuggestion(results[1]!, { type: "keydown", key: "Enter" } as unknown as KeyboardEvent);
+    await vi.advanceTimersByTimeAsync(0);
     expect(app.workspace.getActiveFile()?.path).toBe("Home.md");
+    expect(app.workspace.newLeaves).toHaveLength(0);
   });
 
-  it("labels regular notes and review items", () => {
+  it("typing a 16-character query sends at most 2 searches, and every keystroke gets the last answer", async () => {
+    vi.useFakeTimers();
+    const daemon = answering();
+    const { host } = setup(daemon);
+    const modal = openSearch(host);
+    // Steady typing (120 ms a key): one search, for the whole query.
+    const answers = typeInto(modal, "battery replaced", 120);
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+    expect(daemon.requests.map((r) => (r.parsed as { query: string }).query)).toEqual(["battery replaced"]);
+    const all = await Promise.all(answers);
+    expect(all.every((answer) => (answer as unknown[]).length === 2)).toBe(true);
+
+    // A pause mid-word (300 ms after "battery"): two searches at most.
+    daemon.requests.length = 0;
+    typeInto(modal, "battery", 100);
+    await vi.advanceTimersByTimeAsync(300);
+    const rest = " replaced";
+    for (let i = 1; i <= rest.length; i++) {
+      void modal.getSuggestions(`battery${rest.slice(0, i)}`);
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+    expect(daemon.requests.map((r) => (r.parsed as { query: string }).query)).toEqual(["battery", "battery replaced"]);
+  });
+
+  it("a slow earlier answer never replaces the newer one", async () => {
+    vi.useFakeTimers();
+    let release: () => void = () => undefined;
+    const daemon = new FakeDaemon().on("POST", "/v1/search", async (body) => {
+      const query = (body as { query: string }).query;
+      if (query === "ups") {
+        await new Promise<void>((resume) => (release = resume));
+      }
+      return ok({ query, results: [searchResult({ title: query })] });
+    });
+    const { host } = setup(daemon);
+    const modal = openSearch(host);
+    const first = modal.getSuggestions("ups");
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+    const second = modal.getSuggestions("ups battery");
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+    release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect((await first).map((r) => r.title)).toEqual(["ups battery"]);
+    expect((await second).map((r) => r.title)).toEqual(["ups battery"]);
+  });
+
+  it("says plainly when nothing relevant was found, and sends matched_only per the setting", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon().on("POST", "/v1/search", (body) =>
+      ok({ query: (body as { query: string }).query, results: [] }));
+    const { host } = setup(daemon);
+    const modal = openSearch(host);
+    const none = modal.getSuggestions("zebra migration");
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+    expect(await none).toEqual([]);
+    expect(modal.emptyStateText).toBe('Nothing relevant found for "zebra migration". '
+      + "(Only real matches are shown: see the vaultmem settings.)");
+
+    host.settings.matchedOnly = false;
+    const all = modal.getSuggestions("zebra");
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+    await all;
+    expect(daemon.requests.at(-1)!.parsed).toEqual({ query: "zebra", top_k: 20, matched_only: false });
+    expect(modal.emptyStateText).toBe('No notes found for "zebra".');
+  });
+
+  it("labels regular notes, review items and weak matches", () => {
     expect(resultMeta(searchResult({ id: null, score: null, path: "Home.md", relevance: 0.333 })))
       .toBe("note · relevance 0.33 · Home.md");
     expect(resultMeta(searchResult({ review: true })))
       .toBe(`memory, score 0.60 · relevance 0.50 · due for review · ${MEMORY_PATH}`);
+    expect(resultMeta(searchResult({ matched: false, relevance: 0.12 })))
+      .toBe(`memory, score 0.60 · relevance 0.12 (weak match) · ${MEMORY_PATH}`);
   });
 
   it("shows the error as the empty-state text", async () => {
+    vi.useFakeTimers();
     const daemon = new FakeDaemon();
     daemon.reachable = false;
     const { host } = setup(daemon);
     const modal = openSearch(host);
-    expect(await modal.getSuggestions("ups")).toEqual([]);
-    expect(modal.emptyStateText).toBe("vaultmem daemon unreachable at http://127.0.0.1:7345");
+    const answer = modal.getSuggestions("ups");
+    await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+    expect(await answer).toEqual([]);
+    expect(modal.emptyStateText).toMatch(/^no daemon answers at http:\/\/127\.0\.0\.1:7345; start it with/);
+  });
+
+  it("has keyboard instructions, and Mod+Enter or Mod-click opens the note in a new tab", async () => {
+    const { app, host } = setup();
+    const modal = openSearch(host);
+    const mock = modal as unknown as MockSuggestModal<SearchResult>;
+    expect(mock.instructions.map((i) => i.command)).toEqual(["↑↓", "↵", "mod ↵", "esc"]);
+    mock.activeSuggestion = searchResult({ path: "Home.md" });
+    expect(mock.scope.press(["Mod"], "Enter", { type: "keydown", key: "Enter", ctrlKey: true })).toBe(false);
+    await settle();
+    expect(app.workspace.newLeaves.map((leaf) => leaf.opened.map((f) => f.path))).toEqual([["Home.md"]]);
+    modal.onChooseSuggestion(searchResult(), { type: "click", ctrlKey: true } as unknown as MouseEvent);
+    await settle();
+    expect(app.workspace.newLeaves.map((leaf) => leaf.opened.map((f) => f.path))).toEqual([["Home.md"], [MEMORY_PATH]]);
+  });
+
+  it("stops waiting when closed: pending callers get an empty list, nothing is sent", async () => {
+    vi.useFakeTimers();
+    const daemon = answering();
+    const { host } = setup(daemon);
+    const modal = openSearch(host);
+    const pending = modal.getSuggestions("ups");
+    modal.close();
+    expect(await pending).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10 * SEARCH_DELAY_MS);
+    expect(daemon.requests).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it("says when a chosen note is not in this vault", async () => {
     const { host } = setup();
-    openSearch(host).onChooseSuggestion(searchResult({ path: "elsewhere/Other.md" }));
+    openSearch(host).onChooseSuggestion(searchResult({ path: "elsewhere/Other.md" }),
+      { type: "click" } as unknown as MouseEvent);
     await settle();
     expect(Notice.messages).toEqual(["vaultmem: elsewhere/Other.md is not in this vault"]);
   });
@@ -160,23 +329,56 @@ describe("reinforce current note", () => {
     app.workspace.openFileForTest(memoryFile);
     await reinforceCurrentNote(host);
     expect(Notice.messages).toEqual(["vaultmem: open a note first",
-      "vaultmem: vaultmem daemon unreachable at http://127.0.0.1:7345"]);
+      "vaultmem: no daemon answers at http://127.0.0.1:7345; start it with `vaultmem run --vault <your vault>` "
+        + "(or install it as a service: `vaultmem service install --vault <your vault>`)"]);
   });
 });
 
 describe("promote current memory", () => {
-  it("promotes the open memory now and says where it went", async () => {
-    const to = "STM/2026-09-21 nas-ups-battery-replaced.md";
-    const daemon = new FakeDaemon().on("POST", "/v1/promote", ok({ dry_run: false,
-      promote: [{ id: MEMORY_ID, path: MEMORY_PATH, decision: "promote", reason: "promoted on request", score: 0 }],
-      promoted: [{ id: MEMORY_ID, from: MEMORY_PATH, to, reason: "promoted on request" }] }));
+  const to = "STM/2026-09-21 nas-ups-battery-replaced.md";
+  const promoted = () => new FakeDaemon().on("POST", "/v1/promote", ok({ dry_run: false,
+    promote: [{ id: MEMORY_ID, path: MEMORY_PATH, decision: "promote", reason: "promoted on request", score: 0 }],
+    promoted: [{ id: MEMORY_ID, from: MEMORY_PATH, to, reason: "promoted on request" }] }));
+
+  it("asks first, shows that it is working, then says where the memory went", async () => {
+    const answer = deferred<ReturnType<typeof ok>>();
+    const daemon = new FakeDaemon().on("POST", "/v1/promote", () => answer.promise);
     const { app, host, memoryFile } = setup(daemon);
     app.workspace.openFileForTest(memoryFile);
-    await promoteCurrentMemory(host);
+    const done = promoteCurrentMemory(host);
+    const dialog = confirmation();
+    expect(dialog.title).toBe("Promote this memory?");
+    expect(dialog.text).toContain('"2026-09-21 nas-ups-battery-replaced" moves to the promoted folder');
+    expect(dialog.buttons.map((b) => [b.text, b.cta])).toEqual([["Cancel", false], ["Promote", true]]);
+    expect(daemon.requests).toEqual([]);
+    await dialog.buttons[1]!.press();
+    await settle();
     expect(daemon.requests.map((r) => [r.route, r.parsed]))
       .toEqual([["POST /v1/promote", { id: MEMORY_ID, dry_run: false }]]);
-    expect(Notice.messages).toEqual([`vaultmem: promoted "2026-09-21 nas-ups-battery-replaced" to ${to}`]);
+    expect(Notice.shown.map((n) => [n.message, n.duration, n.hidden]))
+      .toEqual([['vaultmem: promoting "2026-09-21 nas-ups-battery-replaced"…', 0, false]]);
+    answer.resolve(await promoted().request({ url: "http://127.0.0.1:7345/v1/promote", method: "POST",
+      headers: {}, body: "{}" }));
+    await done;
+    expect(Notice.shown.map((n) => [n.message, n.hidden])).toEqual([
+      ['vaultmem: promoting "2026-09-21 nas-ups-battery-replaced"…', true],
+      [`vaultmem: promoted "2026-09-21 nas-ups-battery-replaced" to ${to}`, false]]);
     expect(host.refreshes).toBe(1);
+  });
+
+  it("does nothing when the user cancels or closes the dialog", async () => {
+    const daemon = promoted();
+    const { app, host, memoryFile } = setup(daemon);
+    app.workspace.openFileForTest(memoryFile);
+    const cancelled = promoteCurrentMemory(host);
+    await confirmation().buttons[0]!.press();
+    await cancelled;
+    const closed = promoteCurrentMemory(host);
+    (Modal.opened.at(-1) as Modal).close();
+    await closed;
+    expect(daemon.requests).toEqual([]);
+    expect(Notice.messages).toEqual([]);
+    expect(host.refreshes).toBe(0);
   });
 
   it("reports the daemon's refusal and refuses regular notes itself", async () => {
@@ -184,11 +386,15 @@ describe("promote current memory", () => {
       errorResponse(400, "invalid_input", `${MEMORY_PATH} is promoted, not active`));
     const { app, host, memoryFile, noteFile } = setup(daemon);
     app.workspace.openFileForTest(memoryFile);
-    await promoteCurrentMemory(host);
+    const refused = promoteCurrentMemory(host);
+    await confirmation().buttons[1]!.press();
+    await refused;
     app.workspace.openFileForTest(noteFile);
     await promoteCurrentMemory(host);
-    expect(Notice.messages).toEqual([`vaultmem: ${MEMORY_PATH} is promoted, not active`,
-      'vaultmem: "Home" is not a memory']);
+    expect(Notice.shown.map((n) => n.message)).toEqual([
+      'vaultmem: promoting "2026-09-21 nas-ups-battery-replaced"…',
+      `vaultmem: ${MEMORY_PATH} is promoted, not active`, 'vaultmem: "Home" is not a memory']);
+    expect(Notice.shown[0]!.hidden).toBe(true);
     expect(daemon.requests).toHaveLength(1);
   });
 });
@@ -203,7 +409,7 @@ describe("pin and unpin current memory", () => {
     await pinCurrentMemory(host);
     expect(daemon.requests.map((r) => [r.route, r.parsed]))
       .toEqual([["POST /v1/pin", { id: MEMORY_ID, pinned: true }]]);
-    expect(Notice.messages).toEqual(["vaultmem: Pinned: NAS UPS battery replaced — it will not be forgotten"]);
+    expect(Notice.messages).toEqual(['vaultmem: pinned "NAS UPS battery replaced": it will not be forgotten']);
     expect(host.refreshes).toBe(1);
   });
 
@@ -214,7 +420,7 @@ describe("pin and unpin current memory", () => {
     await unpinCurrentMemory(host);
     expect(daemon.requests.map((r) => [r.route, r.parsed]))
       .toEqual([["POST /v1/pin", { id: MEMORY_ID, pinned: false }]]);
-    expect(Notice.messages).toEqual(["vaultmem: Unpinned: NAS UPS battery replaced"]);
+    expect(Notice.messages).toEqual(['vaultmem: unpinned "NAS UPS battery replaced"']);
     expect(host.refreshes).toBe(1);
   });
 
@@ -230,8 +436,13 @@ describe("pin and unpin current memory", () => {
     expect(pin.checkCallback!(true)).toBe(false);
     app.workspace.openFileForTest(memoryFile);
     expect(pin.checkCallback!(true)).toBe(true);
+    expect(unpin.checkCallback!(true)).toBe(false);
     pin.checkCallback!(false);
     await settle();
+    // Obsidian updates the note's frontmatter when the daemon writes stm_pinned.
+    app.metadataCache.caches.get(MEMORY_PATH)!.frontmatter!["stm_pinned"] = true;
+    expect(pin.checkCallback!(true)).toBe(false);
+    expect(unpin.checkCallback!(true)).toBe(true);
     unpin.checkCallback!(false);
     await settle();
     expect(daemon.requests.map((r) => r.parsed))
@@ -266,7 +477,7 @@ describe("pin and unpin current memory", () => {
     daemon.reachable = false;
     await unpinCurrentMemory(host);
     expect(Notice.messages).toEqual([`vaultmem: no memory with id ${MEMORY_ID}`,
-      "vaultmem: vaultmem daemon unreachable at http://127.0.0.1:7345"]);
+      expect.stringMatching(/^vaultmem: no daemon answers at http:\/\/127\.0\.0\.1:7345; start it with/)]);
     expect(host.refreshes).toBe(0);
   });
 });
@@ -284,6 +495,7 @@ describe("review queue view", () => {
 
     const leaves = app.workspace.getLeavesOfType(REVIEW_VIEW_TYPE);
     expect(leaves).toHaveLength(1);
+    expect(leaves[0]!.view!.getDisplayText()).toBe("Memory review");
     expect(app.workspace.revealed).toEqual(leaves);
     expect(daemon.routesCalled()).toEqual(["GET /v1/review?limit=50"]);
     const content = contentOf(leaves[0]);
@@ -324,13 +536,67 @@ describe("review queue view", () => {
   });
 });
 
+describe("review and related entries: keyboard, new tab, preview", () => {
+  const fading = [
+    memory({ id: "a", path: "memories/a.md", title: "A", review_priority: 0.9 }),
+    memory({ id: "b", path: "memories/b.md", title: "B", review_priority: 0.8 }),
+  ];
+
+  async function reviewItems() {
+    const daemon = new FakeDaemon().on("GET", "/v1/review", ok({ items: fading, total: 2 }));
+    const { app, host } = setup(daemon);
+    app.addNote("memories/a.md", { stm_id: "a" });
+    app.addNote("memories/b.md", { stm_id: "b" });
+    registerViews(app, host);
+    await showReviewQueue(host);
+    const leaf = app.workspace.getLeavesOfType(REVIEW_VIEW_TYPE)[0]!;
+    return { app, leaf, items: contentOf(leaf).findAll("vaultmem-item") };
+  }
+
+  it("are focusable; Enter opens, arrows move, Mod+Enter opens a new tab", async () => {
+    const { app, items } = await reviewItems();
+    expect(items.map((item) => [item.getAttr("tabindex"), item.getAttr("role"), item.getAttr("aria-label")]))
+      .toEqual([["0", "listitem", "A"], ["0", "listitem", "B"]]);
+    expect(items[0]!.press("ArrowDown").defaultPrevented).toBe(true);
+    expect(FakeElement.focused).toBe(items[1]);
+    items[1]!.press("ArrowUp");
+    expect(FakeElement.focused).toBe(items[0]);
+    expect(items[0]!.press("Enter").defaultPrevented).toBe(true);
+    await settle();
+    expect(app.workspace.getActiveFile()?.path).toBe("memories/a.md");
+    expect(items[0]!.press("x").defaultPrevented).toBe(false);
+    items[1]!.press("Enter", { ctrlKey: true });
+    await settle();
+    expect(app.workspace.newLeaves.map((leaf) => leaf.opened.map((f) => f.path))).toEqual([["memories/b.md"]]);
+  });
+
+  it("Mod-click and middle-click open a new tab; hovering asks for Obsidian's page preview", async () => {
+    const { app, leaf, items } = await reviewItems();
+    items[0]!.click({ metaKey: true });
+    items[1]!.dispatch("auxclick", { type: "auxclick", button: 1 });
+    await settle();
+    expect(app.workspace.newLeaves.map((l) => l.opened.map((f) => f.path))).toEqual([["memories/a.md"], ["memories/b.md"]]);
+    const hovers: unknown[] = [];
+    app.workspace.on("hover-link", (info: unknown) => hovers.push(info));
+    const event = { type: "mouseover" };
+    items[1]!.dispatch("mouseover", event);
+    expect(hovers).toEqual([{ event, source: REVIEW_VIEW_TYPE, hoverParent: leaf.view, targetEl: items[1],
+      linktext: "memories/b.md", sourcePath: "" }]);
+  });
+});
+
 describe("related notes view", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   const related = (path: string) => ok({ path, related: [
     { path: "Areas/Homelab/Homelab Overview.md", title: "Homelab Overview", similarity: 0.651595 },
     { path: "Home.md", title: "Home", similarity: 0.4 },
   ] });
 
   it("shows the notes related to the open note and follows the open note", async () => {
+    vi.useFakeTimers();
     const daemon = new FakeDaemon().on("POST", "/v1/related", (body) => related((body as { id: string }).id));
     const { app, host, memoryFile, noteFile } = setup(daemon);
     registerViews(app, host);
@@ -338,24 +604,67 @@ describe("related notes view", () => {
     await showRelatedNotes(host);
 
     expect(daemon.requests.map((r) => r.parsed)).toEqual([{ id: MEMORY_PATH, top_k: 10 }]);
-    const content = contentOf(app.workspace.getLeavesOfType(RELATED_VIEW_TYPE)[0]);
+    const leaf = app.workspace.getLeavesOfType(RELATED_VIEW_TYPE)[0]!;
+    expect(leaf.view!.getDisplayText()).toBe("Related notes");
+    const content = contentOf(leaf);
     expect(content.find("vaultmem-item")).toBeDefined();
     expect(content.textContent).toContain("Related to 2026-09-21 nas-ups-battery-replaced");
     expect(content.findAll("vaultmem-item-meta").map((el) => el.textContent))
       .toEqual(["similarity 0.65", "similarity 0.40"]);
 
+    // Another note: the old list goes at once; the daemon is asked once the opening pauses.
     app.workspace.openFileForTest(noteFile);
-    await settle();
+    expect(content.textContent).toBe("Related to HomeLoading…");
+    expect(content.find("vaultmem-item")).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(RELATED_DELAY_MS);
     expect(daemon.requests.map((r) => r.parsed))
       .toEqual([{ id: MEMORY_PATH, top_k: 10 }, { id: "Home.md", top_k: 10 }]);
     expect(content.textContent).toContain("Related to Home");
 
     content.findAll("vaultmem-item")[1]!.click();
-    await settle();
+    await vi.advanceTimersByTimeAsync(0);
     expect(app.workspace.getLeaf().opened.map((f) => f.path)).toContain("Home.md");
   });
 
+  it("flipping through notes asks about the last one only", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon().on("POST", "/v1/related", (body) => related((body as { id: string }).id));
+    const { app, host, memoryFile, noteFile } = setup(daemon);
+    registerViews(app, host);
+    await showRelatedNotes(host);
+    for (let i = 0; i < 5; i++) {
+      app.workspace.openFileForTest(i % 2 === 0 ? memoryFile : noteFile);
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    await vi.advanceTimersByTimeAsync(RELATED_DELAY_MS);
+    expect(daemon.requests.map((r) => r.parsed)).toEqual([{ id: MEMORY_PATH, top_k: 10 }]);
+  });
+
+  it("asks nothing while hidden, and catches up when shown", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon().on("POST", "/v1/related", (body) => related((body as { id: string }).id));
+    const { app, host, memoryFile, noteFile } = setup(daemon);
+    registerViews(app, host);
+    app.workspace.openFileForTest(memoryFile);
+    await showRelatedNotes(host);
+    const view = app.workspace.getLeavesOfType(RELATED_VIEW_TYPE)[0]!.view!;
+    view.containerEl.shown = false;
+    app.workspace.openFileForTest(noteFile);
+    app.workspace.openFileForTest(memoryFile);
+    app.workspace.openFileForTest(noteFile);
+    await vi.advanceTimersByTimeAsync(10 * RELATED_DELAY_MS);
+    expect(daemon.requests).toHaveLength(1);
+    view.containerEl.shown = true;
+    app.workspace.trigger("layout-change");
+    await vi.advanceTimersByTimeAsync(RELATED_DELAY_MS);
+    expect(daemon.requests.map((r) => r.parsed)).toEqual([{ id: MEMORY_PATH, top_k: 10 }, { id: "Home.md", top_k: 10 }]);
+    app.workspace.trigger("layout-change");
+    await vi.advanceTimersByTimeAsync(RELATED_DELAY_MS);
+    expect(daemon.requests).toHaveLength(2);
+  });
+
   it("asks for a note when none is open, and stops listening once closed", async () => {
+    vi.useFakeTimers();
     const { app, host, daemon, noteFile } = setup(new FakeDaemon().on("POST", "/v1/related", related("Home.md")));
     registerViews(app, host);
     const before = app.workspace.listenerCount("file-open");
@@ -365,8 +674,10 @@ describe("related notes view", () => {
     expect(app.workspace.listenerCount("file-open")).toBe(before + 1);
     leaf.detach();
     expect(app.workspace.listenerCount("file-open")).toBe(before);
+    expect(app.workspace.listenerCount("layout-change")).toBe(0);
     app.workspace.openFileForTest(noteFile);
-    await settle();
+    await vi.advanceTimersByTimeAsync(10 * RELATED_DELAY_MS);
     expect(daemon.requests).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -34,6 +34,11 @@ export class FakeDaemon {
   readonly requests: Recorded[] = [];
   private readonly routes = new Map<string, Answer>();
   reachable = true;
+  /** Accepts every request and does not answer until `unstick()` (a stuck daemon). */
+  hung = false;
+  private readonly stuck: Array<() => void> = [];
+  /** Requests sent and not answered yet. */
+  inFlight = 0;
 
   on(method: HttpMethod, path: string, answer: Answer): this {
     this.routes.set(`${method} ${path}`, answer);
@@ -47,12 +52,26 @@ export class FakeDaemon {
     const url = new URL(request.url);
     const parsed: unknown = request.body === undefined ? undefined : JSON.parse(request.body);
     this.requests.push({ ...request, route: `${request.method} ${url.pathname}${url.search}`, parsed });
-    const answer = this.routes.get(`${request.method} ${url.pathname}`);
-    if (answer === undefined) {
-      return errorResponse(404, "not_found", `no route ${url.pathname}`);
+    this.inFlight += 1;
+    try {
+      if (this.hung) {
+        await new Promise<void>((resume) => this.stuck.push(resume));
+      }
+      const answer = this.routes.get(`${request.method} ${url.pathname}`);
+      if (answer === undefined) {
+        return errorResponse(404, "not_found", `no route ${url.pathname}`);
+      }
+      return await (typeof answer === "function" ? answer(parsed) : answer);
+    } finally {
+      this.inFlight -= 1;
     }
-    return typeof answer === "function" ? answer(parsed) : answer;
   };
+
+  /** The daemon answers again: the stuck requests get their answers now. */
+  unstick(): void {
+    this.hung = false;
+    this.stuck.splice(0).forEach((resume) => resume());
+  }
 
   client(token = TOKEN, baseUrl = BASE_URL): DaemonClient {
     return new DaemonClient({ baseUrl, token, request: this.request });
@@ -127,9 +146,13 @@ export function searchResult(overrides: Partial<SearchResult> = {}): SearchResul
     score: 0.602411,
     final: 0.4769,
     review: false,
+    matched: true,
     ...overrides,
   };
 }
+
+/** The folder the mocked vault is in (see obsidian-mock's FileSystemAdapter). */
+export const VAULT_PATH = "/home/sam/vault";
 
 /** A vault with one memory note and one regular note. */
 export function vaultApp(): { app: App; memoryFile: TFile; noteFile: TFile } {

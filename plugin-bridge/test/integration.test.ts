@@ -84,6 +84,26 @@ describe.skipIf(!CONFIGURED)("client against a real daemon", { timeout: 60_000 }
     expect(onlyMemories.results.every((result) => result.id !== null)).toBe(true);
   });
 
+  it("searches for real matches only: each result says it matched; a nonsense query finds nothing", async () => {
+    const all = await client().search("ups battery", { topK: 10 });
+    expect(all.results.every((result) => typeof result.matched === "boolean")).toBe(true);
+    const real = await client().search("ups battery", { topK: 10, matchedOnly: true });
+    expect(real.results.length).toBeGreaterThan(0);
+    expect(real.results.every((result) => result.matched)).toBe(true);
+    expect(real.results.some((result) => result.id === UPS_ID)).toBe(true);
+    const nonsense = await client().search("qwxz vlorp zzyzx", { topK: 10, matchedOnly: true });
+    expect(nonsense.results).toEqual([]);
+  });
+
+  it("without a token: health answers, nothing else is sent", async () => {
+    const noToken = client("");
+    expect(await noToken.health()).toMatchObject({ status: "ok" });
+    await expect(noToken.status()).rejects.toMatchObject({ code: "no_token" });
+    const result = await noToken.testConnection();
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toContain("but no token is set");
+  });
+
   it("reinforces (touch with boost) and the note's frontmatter follows", async () => {
     const before = await client().get(UPS_ID);
     const after = await client().touch(UPS_ID, true);

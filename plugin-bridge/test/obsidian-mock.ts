@@ -30,8 +30,22 @@ export class TFile extends TAbstractFile {
   }
 }
 
+export class FileSystemAdapter {
+  constructor(private readonly basePath: string) {}
+
+  getBasePath(): string {
+    return this.basePath;
+  }
+}
+
 export class Vault extends Events {
   readonly files = new Map<string, TFile>();
+  /** Test knob: where this vault is on disk (the sample vault's daemon reports "/v"). */
+  adapter: FileSystemAdapter | object = new FileSystemAdapter("/home/sam/vault");
+
+  getName(): string {
+    return "vault";
+  }
 
   getAbstractFileByPath(path: string): TAbstractFile | null {
     return this.files.get(path) ?? null;
@@ -109,8 +123,16 @@ export class Workspace extends Events {
     return this.activeFile;
   }
 
-  getLeaf(_newLeaf?: boolean): WorkspaceLeaf {
-    return this.mainLeaf;
+  /** Leaves opened by `getLeaf("tab")` / `getLeaf(true)`, newest last. */
+  readonly newLeaves: WorkspaceLeaf[] = [];
+
+  getLeaf(newLeaf?: boolean | string): WorkspaceLeaf {
+    if (newLeaf === undefined || newLeaf === false) {
+      return this.mainLeaf;
+    }
+    const leaf = new WorkspaceLeaf(this.app);
+    this.newLeaves.push(leaf);
+    return leaf;
   }
 
   getLeavesOfType(type: string): WorkspaceLeaf[] {
@@ -146,6 +168,13 @@ export class Workspace extends Events {
   }
 }
 
+/** Like Obsidian's: Ctrl (Cmd on macOS) opens a new tab. */
+export class Keymap {
+  static isModEvent(evt?: { ctrlKey?: boolean; metaKey?: boolean } | null): string | boolean {
+    return evt?.ctrlKey === true || evt?.metaKey === true ? "tab" : false;
+  }
+}
+
 export interface Command {
   id: string;
   name: string;
@@ -162,6 +191,7 @@ export class App {
   readonly statusBarItems: FakeElement[] = [];
   readonly settingTabs: PluginSettingTab[] = [];
   readonly ribbonIcons: FakeElement[] = [];
+  readonly hoverSources = new Map<string, { display: string; defaultMod: boolean }>();
 
   constructor() {
     this.workspace = new Workspace(this);
@@ -221,6 +251,10 @@ export class Component {
     this.register(() => ref.owner.offref(ref));
   }
 
+  registerDomEvent(el: FakeElement, type: string, callback: (event: unknown) => unknown): void {
+    el.addEventListener(type, callback);
+  }
+
   registerInterval(id: number): number {
     this.register(() => clearInterval(id));
     return id;
@@ -255,6 +289,11 @@ export class Plugin extends Component {
     this.app.commands.set(full.id, full);
     this.register(() => this.app.commands.delete(full.id));
     return full;
+  }
+
+  registerHoverLinkSource(id: string, info: { display: string; defaultMod: boolean }): void {
+    this.app.hoverSources.set(id, info);
+    this.register(() => this.app.hoverSources.delete(id));
   }
 
   registerView(type: string, factory: (leaf: WorkspaceLeaf) => View): void {

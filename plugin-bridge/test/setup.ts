@@ -8,6 +8,7 @@ if (!("window" in globalThis)) {
 
 beforeEach(() => {
   Notice.messages.length = 0;
+  Notice.shown.length = 0;
   Modal.opened.length = 0;
   Setting.created.length = 0;
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
-import { DaemonError } from "../src/client";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { DaemonError, REQUEST_TIMEOUT_MS } from "../src/client";
 import { StatusUpdater } from "../src/status-updater";
 import {
   daemonStateFromError,
@@ -19,11 +19,13 @@ import {
   memory,
   ok,
   settle,
+  VAULT_PATH,
   vaultApp,
 } from "./helpers";
 import { FakeElement } from "./obsidian-mock";
 
-const STATUS: Status = { vault: "/v", notes: 3, memories: { total: 1 }, embedder: "fake" };
+const STATUS: Status = { vault: VAULT_PATH, notes: 3, memories: { total: 1 }, embedder: "fake" };
+const LOCAL = { name: "vault", path: VAULT_PATH };
 
 function statusWith(running: boolean, done: number, total: number): Status {
   return { ...STATUS, daemon: { pid: 1, version: "0.1.0", url: null, started: "",
@@ -50,8 +52,11 @@ describe("status bar text", () => {
     expect(daemonText({ kind: "checking" })).toBe("vaultmem: connecting…");
     expect(daemonText({ kind: "connected" })).toBe("vaultmem: connected");
     expect(daemonText({ kind: "indexing", done: 12, total: 33 })).toBe("vaultmem: indexing 12 of 33");
-    expect(daemonText({ kind: "unreachable" })).toBe("vaultmem: unreachable");
-    expect(daemonText({ kind: "unauthorized" })).toBe("vaultmem: token rejected");
+    expect(daemonText({ kind: "unreachable", message: "x" })).toBe("vaultmem: unreachable");
+    expect(daemonText({ kind: "not-responding", message: "x" })).toBe("vaultmem: not responding");
+    expect(daemonText({ kind: "unauthorized", message: "x" })).toBe("vaultmem: token rejected");
+    expect(daemonText({ kind: "no-token" })).toBe("vaultmem: token needed");
+    expect(daemonText({ kind: "other-vault", message: "x" })).toBe("vaultmem: serves another vault");
     expect(daemonText({ kind: "error", message: "boom" })).toBe("vaultmem: error");
   });
 
@@ -59,30 +64,59 @@ describe("status bar text", () => {
     expect(daemonStateFromStatus(statusWith(true, 12, 33))).toEqual({ kind: "indexing", done: 12, total: 33 });
     expect(daemonStateFromStatus(statusWith(false, 33, 33))).toEqual({ kind: "connected" });
     expect(daemonStateFromStatus(STATUS)).toEqual({ kind: "connected" });
-    expect(daemonStateFromError(new DaemonError("unreachable", "x", 0))).toEqual({ kind: "unreachable" });
-    expect(daemonStateFromError(new DaemonError("unauthorized", "x", 401))).toEqual({ kind: "unauthorized" });
+    expect(daemonStateFromStatus(STATUS, LOCAL)).toEqual({ kind: "connected" });
+    expect(daemonStateFromError(new DaemonError("unreachable", "x", 0)))
+      .toEqual({ kind: "unreachable", message: expect.stringContaining("x; start it with `vaultmem run") });
+    expect(daemonStateFromError(new DaemonError("timeout", "x", 0)))
+      .toEqual({ kind: "not-responding", message: expect.stringContaining("x; it may be busy") });
+    expect(daemonStateFromError(new DaemonError("unauthorized", "x", 401)))
+      .toEqual({ kind: "unauthorized", message: expect.stringContaining("x; paste the output of `vaultmem token") });
+    expect(daemonStateFromError(new DaemonError("no_token", "x", 0))).toEqual({ kind: "no-token" });
     expect(daemonStateFromError(new DaemonError("internal", "it broke", 500)))
       .toEqual({ kind: "error", message: "it broke" });
+  });
+
+  it("reports a daemon that serves another vault", () => {
+    const other = { ...STATUS, vault: "/home/sam/Work", daemon: { pid: 1, version: "0.1.0",
+      url: "http://127.0.0.1:7345", started: "" } };
+    expect(daemonStateFromStatus(other, LOCAL)).toEqual({ kind: "other-vault", message:
+      "the daemon at http://127.0.0.1:7345 serves another vault (/home/sam/Work), not this one (/home/sam/vault): "
+      + "start one for this vault (`vaultmem run --vault <this vault>`, on another port if both run) "
+      + "and set its address in the vaultmem plugin settings" });
+    // The same folder written differently, or reached through a link (same name), is this vault.
+    expect(daemonStateFromStatus({ ...STATUS, vault: `${VAULT_PATH}/` }, LOCAL).kind).toBe("connected");
+    expect(daemonStateFromStatus({ ...STATUS, vault: "/mnt/data/vault" }, LOCAL).kind).toBe("connected");
+    expect(daemonStateFromStatus({ ...STATUS, vault: "C:\\Users\\sam\\vault" },
+      { name: "vault", path: "C:/Users/sam/vault" }).kind).toBe("connected");
+    // Without a folder (not on disk), the name decides.
+    expect(daemonStateFromStatus(other, { name: "vault", path: null }).kind).toBe("other-vault");
   });
 
   it("joins the note's part and the daemon's part", () => {
     expect(statusBarText({ kind: "memory", memory: { status: "active", score: 0.6, decision: "keep" } },
       { kind: "connected" })).toBe("memory: active, score 0.60 · vaultmem: connected");
-    expect(statusBarText({ kind: "regular" }, { kind: "unreachable" }))
+    expect(statusBarText({ kind: "regular" }, { kind: "unreachable", message: "x" }))
       .toBe("not a memory · vaultmem: unreachable");
     expect(statusBarText({ kind: "none" }, { kind: "indexing", done: 3, total: 10 }))
       .toBe("vaultmem: indexing 3 of 10");
-    expect(statusBarTooltip({ kind: "error", message: "it broke" })).toBe("it broke");
-    expect(statusBarTooltip({ kind: "connected" })).toBe("vaultmem: connected");
+    expect(statusBarTooltip({ kind: "error", message: "it broke" }))
+      .toBe("it broke. Click to open the vaultmem settings.");
+    expect(statusBarTooltip({ kind: "connected" })).toBe("vaultmem: connected. Click to open the vaultmem settings.");
+    expect(statusBarTooltip({ kind: "no-token" })).toBe("No token yet: paste the daemon's token in the vaultmem "
+      + "plugin settings (`vaultmem token --vault <your vault>` prints it). Click to open the vaultmem settings.");
   });
 });
 
 describe("StatusUpdater", () => {
-  function setup(daemon: FakeDaemon) {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function setup(daemon: FakeDaemon, token?: string) {
     const { app, memoryFile, noteFile } = vaultApp();
     const el = new FakeElement();
     const updater = new StatusUpdater(el as unknown as HTMLElement,
-      { app: asApp(app), client: () => daemon.client() });
+      { app: asApp(app), client: () => daemon.client(token) });
     return { app, el, updater, memoryFile, noteFile };
   }
 
@@ -137,5 +171,74 @@ describe("StatusUpdater", () => {
     await first;
     await settle();
     expect(el.textContent).toBe("not a memory · vaultmem: connecting…");
+  });
+
+  it("shows a hung daemon as not responding within the timeout", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon();
+    daemon.hung = true;
+    const { el, updater } = setup(daemon);
+    void updater.refreshDaemon();
+    await vi.advanceTimersByTimeAsync(REQUEST_TIMEOUT_MS - 1);
+    expect(el.textContent).toBe("vaultmem: connecting…");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(el.textContent).toBe("vaultmem: not responding");
+    expect(el.getAttr("aria-label")).toContain("did not answer within 10 s");
+  });
+
+  it("starts no new status request while one is pending", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon();
+    daemon.hung = true;
+    const { updater } = setup(daemon);
+    const first = updater.refreshDaemon();
+    for (let i = 0; i < 5; i++) {
+      expect(updater.refreshDaemon()).toBe(first);
+    }
+    expect(daemon.routesCalled()).toEqual(["GET /v1/status"]);
+    expect(updater.polling).toBe(true);
+    await vi.advanceTimersByTimeAsync(REQUEST_TIMEOUT_MS);
+    expect(updater.polling).toBe(false);
+    // Timed out, but the request is still open: polls send nothing new until it ends.
+    await updater.refreshDaemon();
+    expect(daemon.routesCalled()).toEqual(["GET /v1/status"]);
+    daemon.unstick();
+    await vi.advanceTimersByTimeAsync(0);
+    await updater.refreshDaemon();
+    expect(daemon.routesCalled()).toEqual(["GET /v1/status", "GET /v1/status"]);
+  });
+
+  it("asks again after a pending request when the settings changed meanwhile", async () => {
+    const slow = deferred<ReturnType<typeof ok>>();
+    let calls = 0;
+    const daemon = new FakeDaemon().on("GET", "/v1/status", () => {
+      calls += 1;
+      return calls === 1 ? slow.promise : ok(statusWith(true, 1, 2));
+    });
+    const { el, updater } = setup(daemon);
+    const first = updater.refreshDaemon();
+    void updater.refreshDaemon(true);
+    slow.resolve(ok(statusWith(false, 2, 2)));
+    await first;
+    expect(calls).toBe(2);
+    expect(el.textContent).toBe("vaultmem: indexing 1 of 2");
+  });
+
+  it("asks for the token and sends nothing without one", async () => {
+    const daemon = new FakeDaemon().on("GET", "/v1/status", ok(STATUS));
+    const { app, el, updater, memoryFile } = setup(daemon, "");
+    app.workspace.openFileForTest(memoryFile);
+    await updater.refresh();
+    expect(el.textContent).toBe("vaultmem: token needed");
+    expect(updater.daemonState).toEqual({ kind: "no-token" });
+    expect(daemon.requests).toEqual([]);
+  });
+
+  it("reports a daemon that serves another vault", async () => {
+    const daemon = new FakeDaemon().on("GET", "/v1/status", ok({ ...STATUS, vault: "/home/sam/Work" }));
+    const { el, updater } = setup(daemon);
+    await updater.refreshDaemon();
+    expect(el.textContent).toBe("vaultmem: serves another vault");
+    expect(el.getAttr("aria-label")).toContain("serves another vault (/home/sam/Work), not this one (/home/sam/vault)");
   });
 });

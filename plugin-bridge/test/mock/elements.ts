@@ -47,6 +47,10 @@ export class FakeElement {
   private ownText = "";
   type = "text";
   value = "";
+  /** Test knob: whether the element is on screen (`isShown()`). */
+  shown = true;
+  /** The element that has the focus, across all fake elements. */
+  static focused: FakeElement | null = null;
 
   constructor(tagName = "div") {
     this.tagName = tagName;
@@ -118,10 +122,37 @@ export class FakeElement {
     this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
   }
 
-  click(): void {
-    for (const listener of this.listeners.get("click") ?? []) {
-      listener({ type: "click" });
+  click(modifiers: { ctrlKey?: boolean; metaKey?: boolean } = {}): void {
+    this.dispatch("click", { type: "click", button: 0, ...modifiers });
+  }
+
+  /** Test helper: a key press on this element; the event records `preventDefault()`. */
+  press(key: string, modifiers: { ctrlKey?: boolean; metaKey?: boolean } = {}): { defaultPrevented: boolean } {
+    const event = { type: "keydown", key, ...modifiers, defaultPrevented: false,
+      preventDefault(): void {
+        event.defaultPrevented = true;
+      } };
+    this.dispatch("keydown", event);
+    return event;
+  }
+
+  /** Calls this element's listeners for `type` with `event`. */
+  dispatch(type: string, event: object): void {
+    for (const listener of this.listeners.get(type) ?? []) {
+      listener(event);
     }
+  }
+
+  listenerCount(type: string): number {
+    return this.listeners.get(type)?.length ?? 0;
+  }
+
+  focus(): void {
+    FakeElement.focused = this;
+  }
+
+  isShown(): boolean {
+    return this.shown;
   }
 
   get textContent(): string {

@@ -5,9 +5,30 @@ import { FakeElement } from "./elements";
 
 // modals, notices, settings --------------------------------------------------------------------
 
+export class Scope {
+  readonly keys: Array<{ modifiers: string[] | null; key: string | null; func: (event: unknown) => unknown }> = [];
+
+  register(modifiers: string[] | null, key: string | null, func: (event: unknown) => unknown): object {
+    const handler = { modifiers, key, func };
+    this.keys.push(handler);
+    return handler;
+  }
+
+  /** Test helper: the handler for this key with these modifiers, called as Obsidian would. */
+  press(modifiers: string[], key: string, event: unknown = { type: "keydown", key }): unknown {
+    const handler = this.keys.find((h) => h.key === key && JSON.stringify(h.modifiers) === JSON.stringify(modifiers));
+    if (handler === undefined) {
+      throw new Error(`no handler for ${modifiers.join("+")}+${key}`);
+    }
+    return handler.func(event);
+  }
+}
+
 export class Modal {
   static opened: Modal[] = [];
   readonly contentEl = new FakeElement("div");
+  readonly titleEl = new FakeElement("div");
+  readonly scope = new Scope();
   isOpen = false;
 
   constructor(readonly app: App) {}
@@ -32,11 +53,25 @@ export abstract class SuggestModal<T> extends Modal {
   limit = 100;
   emptyStateText = "No results found.";
   placeholder = "";
+  instructions: Array<{ command: string; purpose: string }> = [];
   readonly inputEl = new FakeElement("input");
   readonly resultContainerEl = new FakeElement("div");
+  /** Test knob: the suggestion `selectActiveSuggestion` picks. */
+  activeSuggestion: T | null = null;
 
   setPlaceholder(placeholder: string): void {
     this.placeholder = placeholder;
+  }
+
+  setInstructions(instructions: Array<{ command: string; purpose: string }>): void {
+    this.instructions = instructions;
+  }
+
+  selectActiveSuggestion(evt: unknown): void {
+    if (this.activeSuggestion !== null) {
+      this.close();
+      this.onChooseSuggestion(this.activeSuggestion, evt);
+    }
   }
 
   abstract getSuggestions(query: string): T[] | Promise<T[]>;
@@ -46,9 +81,16 @@ export abstract class SuggestModal<T> extends Modal {
 
 export class Notice {
   static messages: string[] = [];
+  static shown: Notice[] = [];
+  hidden = false;
 
-  constructor(readonly message: string) {
+  constructor(readonly message: string, readonly duration?: number) {
     Notice.messages.push(message);
+    Notice.shown.push(this);
+  }
+
+  hide(): void {
+    this.hidden = true;
   }
 }
 
@@ -109,10 +151,22 @@ export class ToggleComponent {
 
 export class ButtonComponent {
   text = "";
+  disabled = false;
+  cta = false;
   private clicked: ((event: unknown) => unknown) | null = null;
 
   setButtonText(text: string): this {
     this.text = text;
+    return this;
+  }
+
+  setDisabled(disabled: boolean): this {
+    this.disabled = disabled;
+    return this;
+  }
+
+  setCta(): this {
+    this.cta = true;
     return this;
   }
 

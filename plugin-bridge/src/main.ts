@@ -77,9 +77,11 @@ export default class VaultmemPlugin extends Plugin implements PluginHost {
     }
   }
 
-  /** Opens this plugin's settings tab. */
+  /** Opens this plugin's settings tab (or says where it is, if this Obsidian cannot be asked to). */
   openSettings(): void {
-    openPluginSettings(this.app, this.manifest.id);
+    if (!openPluginSettings(this.app, this.manifest.id)) {
+      notify("open Settings → Community plugins → vaultmem to set the daemon's address and token");
+    }
   }
 
   private statusBar(): StatusUpdater {

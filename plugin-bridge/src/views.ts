@@ -80,7 +80,7 @@ abstract class NoteListView extends ItemView {
     open: (path, event) => void openNote(this.app, path, paneFor(event)),
     hover: (path, event, target) => {
       this.app.workspace.trigger("hover-link", {
-        event, source: this.getViewType(), hoverParent: this, targetEl: target, linktext: path, sourcePath: "",
+        event, source: this.getViewType(), hoverParent: this.leaf, targetEl: target, linktext: path, sourcePath: "",
       });
     },
   };
@@ -154,6 +154,7 @@ export class RelatedView extends NoteListView {
   override async onOpen(): Promise<void> {
     this.registerEvent(this.app.workspace.on("file-open", () => this.onNoteChange()));
     this.registerEvent(this.app.workspace.on("layout-change", () => this.onNoteChange()));
+    this.registerEvent(this.app.workspace.on("active-leaf-change", () => this.onNoteChange()));
     this.register(() => this.later.cancel());
     await this.refresh();
   }

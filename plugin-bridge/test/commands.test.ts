@@ -580,7 +580,7 @@ describe("review and related entries: keyboard, new tab, preview", () => {
     app.workspace.on("hover-link", (info: unknown) => hovers.push(info));
     const event = { type: "mouseover" };
     items[1]!.dispatch("mouseover", event);
-    expect(hovers).toEqual([{ event, source: REVIEW_VIEW_TYPE, hoverParent: leaf.view, targetEl: items[1],
+    expect(hovers).toEqual([{ event, source: REVIEW_VIEW_TYPE, hoverParent: leaf, targetEl: items[1],
       linktext: "memories/b.md", sourcePath: "" }]);
   });
 });
@@ -648,6 +648,7 @@ describe("related notes view", () => {
     app.workspace.openFileForTest(memoryFile);
     await showRelatedNotes(host);
     const view = app.workspace.getLeavesOfType(RELATED_VIEW_TYPE)[0]!.view!;
+    const leafOf = (v: typeof view) => v.leaf;
     view.containerEl.shown = false;
     app.workspace.openFileForTest(noteFile);
     app.workspace.openFileForTest(memoryFile);
@@ -655,7 +656,7 @@ describe("related notes view", () => {
     await vi.advanceTimersByTimeAsync(10 * RELATED_DELAY_MS);
     expect(daemon.requests).toHaveLength(1);
     view.containerEl.shown = true;
-    app.workspace.trigger("layout-change");
+    app.workspace.trigger("active-leaf-change", leafOf(view));
     await vi.advanceTimersByTimeAsync(RELATED_DELAY_MS);
     expect(daemon.requests.map((r) => r.parsed)).toEqual([{ id: MEMORY_PATH, top_k: 10 }, { id: "Home.md", top_k: 10 }]);
     app.workspace.trigger("layout-change");
@@ -675,6 +676,7 @@ describe("related notes view", () => {
     leaf.detach();
     expect(app.workspace.listenerCount("file-open")).toBe(before);
     expect(app.workspace.listenerCount("layout-change")).toBe(0);
+    expect(app.workspace.listenerCount("active-leaf-change")).toBe(0);
     app.workspace.openFileForTest(noteFile);
     await vi.advanceTimersByTimeAsync(10 * RELATED_DELAY_MS);
     expect(daemon.requests).toEqual([]);

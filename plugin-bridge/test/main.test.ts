@@ -201,6 +201,16 @@ describe("plugin lifecycle", () => {
     unload(plugin);
   });
 
+  it("the status bar says where the settings are when Obsidian cannot be asked to open them", async () => {
+    daemon();
+    const { app } = vaultApp();
+    const plugin = await loadPlugin(app, { token: TOKEN });
+    (app.statusBarItems[0] as FakeElement).click();
+    expect(Notice.messages).toEqual(["vaultmem: open Settings → Community plugins → vaultmem to set the daemon's "
+      + "address and token"]);
+    unload(plugin);
+  });
+
   it("a hung daemon: 'not responding' within the timeout, and polls never pile up", async () => {
     const fake = daemon();
     fake.hung = true;

@@ -87,6 +87,7 @@ export default class VaultmemPlugin extends Plugin implements PluginHost {
   private statusBar(): StatusUpdater {
     const el = this.addStatusBarItem();
     el.addClass("mod-clickable", "vaultmem-status");
+    el.setAttr("data-tooltip-position", "top");
     this.registerDomEvent(el, "click", () => this.openSettings());
     const status = new StatusUpdater(el, this);
     this.status = status;

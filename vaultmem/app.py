@@ -79,10 +79,13 @@ class App:
     catalog: Catalog
     index: LazyIndex
     embedder: Embedder
+    ledger: UsageJournal | None = None  # in-process: this device's use counts (core.sync)
 
     def close(self) -> None:
         self.index.close()
         self.catalog.close()
+        if self.ledger is not None:
+            self.ledger.close()
 
 
 def engine_params(settings: Settings, vault_name: str) -> EngineParams:
@@ -144,8 +147,10 @@ def build_app(
         ),
     )
     device = device_id(data_dir, settings.device_id)
+    ledger = UsageJournal(data_dir / "usage.sqlite3") if journal is None else None
     memories: MemoryStore = (
-        MemoryStore(root, rules, catalog, device=device, archive_folder=settings.archive_folder)
+        MemoryStore(root, rules, catalog, device=device, archive_folder=settings.archive_folder,
+                    ledger=ledger)
         if journal is None
         else JournaledMemoryStore(root, rules, catalog, journal, device=device,
                                   archive_folder=settings.archive_folder)
@@ -157,4 +162,5 @@ def build_app(
     return App(
         settings=settings, root=root, data_dir=data_dir, engine=engine,
         lifecycle=Lifecycle(engine), catalog=catalog, index=index, embedder=embedder,
+        ledger=ledger,
     )

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from vaultmem.core.memory import (
     STM_KEYS,
@@ -18,7 +19,7 @@ from vaultmem.core.memory import (
     state_from_fields,
     state_to_fields,
 )
-from vaultmem.core.sync import canonical_order, credit_uses
+from vaultmem.core.sync import canonical_order, credit_uses, own_count
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
@@ -38,6 +39,13 @@ class MemoryNote:
 StmValue = str | int | float | bool | None
 
 
+class Ledger(Protocol):
+    """Where a device keeps the use counts it credited itself (the usage journal)."""
+
+    def known(self, memory_id: str, device: str) -> int: ...
+    def note_credit(self, memory_id: str, device: str, count: int) -> None: ...
+
+
 def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue]:
     """The stm_* lines to set (changed values) and remove (keys no longer present)."""
     new_fields = state_to_fields(new)
@@ -52,13 +60,14 @@ def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue
 class MemoryStore:
     def __init__(
         self, root: Path, rules: IgnoreRules, catalog: Catalog, *, device: str = "",
-        archive_folder: str = "",
+        archive_folder: str = "", ledger: Ledger | None = None,
     ) -> None:
         self.root = root
         self.rules = rules
         self.catalog = catalog
         self.device = device  # the uses this store records are credited to it (core.sync)
         self.archive_folder = archive_folder
+        self.ledger = ledger  # this device's own use counts per memory, durable
         # one lock for every read-modify-write of memory state: no lost increments
         self.lock = threading.RLock()
 
@@ -152,11 +161,19 @@ class MemoryStore:
     def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         """Record a new state. Here: written to the note at once (the daemon journals it)."""
         check_writable(memory)
-        return self.write_state_now(memory, self.credited(memory.state, new))
+        with self.lock:
+            new = self.credited(memory.state, new)
+            written = self.write_state_now(memory, new)
+            if self.ledger is not None and self.device:
+                self.ledger.note_credit(new.id, self.device, own_count(new, self.device))
+            return written
 
     def credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
-        """`new` with the uses it adds to `old` credited to this device."""
-        return credit_uses(old, new, self.device)
+        """`new` with the uses it adds to `old` credited to this device, continuing from the
+        highest count this device ever gave itself for the memory (core.sync.credit_uses)."""
+        known = (self.ledger.known(old.id, self.device)
+                 if self.ledger is not None and self.device else 0)
+        return credit_uses(old, new, self.device, known)
 
     def write_state_now(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         """Write changed stm_* keys now, guarded against a concurrent edit of the note."""

@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
-from vaultmem.core.memory import ARCHIVED
+from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
 from vaultmem.memories import MemoryNote, MemoryStore, writable
@@ -114,10 +113,17 @@ class Reconciler:
                 "linked": [c.path for c in copies if c.path in plan.body_differs]}
 
     def _reload(self, planned: CopyPlan) -> list[MemoryNote]:
-        """The notes of this id as they are now (the plan may be minutes old)."""
+        """The notes of this id as they are now (the plan may be minutes old): the canonical
+        one with the uses still pending here, the copies as their files hold them (so every
+        device archives a copy with the same bytes)."""
         paths = [planned.canonical, *planned.copies]
-        loaded = (self.store.try_load(path) for path in paths)
-        return [m for m in loaded if m is not None and m.state.id == planned.memory_id]
+        loaded = (MemoryStore.try_load(self.store, path) for path in paths)
+        found = [m for m in loaded if m is not None and m.state.id == planned.memory_id]
+        if len(found) < 2:
+            return found
+        first = self.store.canonical([m.path for m in found])
+        canonical = self.store.try_load(first)
+        return [canonical if m.path == first and canonical is not None else m for m in found]
 
     def _write_canonical(
         self, canonical: MemoryNote, plan: CopyPlan, copies: list[MemoryNote]
@@ -135,7 +141,7 @@ class Reconciler:
         self.store.written(plan.memory_id)
 
 
-def _archived_copy(copy: MemoryNote, memory_id: str) -> Any:
+def _archived_copy(copy: MemoryNote, memory_id: str) -> MemoryState:
     return replace(copy.state, id=copy_id(memory_id, copy.path), status=ARCHIVED,
                    merged_into=memory_id)
 

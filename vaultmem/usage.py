@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
-from vaultmem.core.sync import rebase
+from vaultmem.core.sync import own_count, rebase
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.memories import MemoryNote, MemoryStore, check_writable
@@ -30,6 +30,10 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending (
     memory_id TEXT PRIMARY KEY, path TEXT NOT NULL, fields TEXT NOT NULL,
     version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS credits (
+    memory_id TEXT NOT NULL, device TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (memory_id, device)
 );
 """
 
@@ -57,18 +61,52 @@ class UsageJournal:
         with self._lock:
             self._db.close()
 
-    def put(self, memory_id: str, path: str, fields: dict[str, Any]) -> int:
+    def put(
+        self, memory_id: str, path: str, fields: dict[str, Any],
+        credit: tuple[str, int] | None = None,
+    ) -> int:
+        """Record a pending state and, in the same transaction, this device's new own use
+        count for the memory (see `known`)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                row = self._db.execute(
+                    "SELECT version FROM pending WHERE memory_id = ?", (memory_id,)
+                ).fetchone()
+                version = (row[0] if row else 0) + 1
+                self._db.execute(
+                    "INSERT OR REPLACE INTO pending(memory_id, path, fields, version) "
+                    "VALUES (?, ?, ?, ?)",
+                    (memory_id, path, json.dumps(fields), version),
+                )
+                if credit is not None:
+                    self._credit(memory_id, *credit)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            return version
+
+    def known(self, memory_id: str, device: str) -> int:
+        """The highest use count this device has credited itself for this memory (its note
+        may show less after sync replaced it with another device's version)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT version FROM pending WHERE memory_id = ?", (memory_id,)
+                "SELECT count FROM credits WHERE memory_id = ? AND device = ?",
+                (memory_id, device),
             ).fetchone()
-            version = (row[0] if row else 0) + 1
-            self._db.execute(
-                "INSERT OR REPLACE INTO pending(memory_id, path, fields, version) "
-                "VALUES (?, ?, ?, ?)",
-                (memory_id, path, json.dumps(fields), version),
-            )
-            return version
+        return int(row[0]) if row else 0
+
+    def note_credit(self, memory_id: str, device: str, count: int) -> None:
+        with self._lock:
+            self._credit(memory_id, device, count)
+
+    def _credit(self, memory_id: str, device: str, count: int) -> None:
+        self._db.execute(
+            "INSERT INTO credits(memory_id, device, count) VALUES (?, ?, ?) "
+            "ON CONFLICT(memory_id, device) DO UPDATE SET count = MAX(count, excluded.count)",
+            (memory_id, device, count),
+        )
 
     def get(self, memory_id: str) -> Pending | None:
         with self._lock:
@@ -121,7 +159,8 @@ class JournaledMemoryStore(MemoryStore):
         self, root: Path, rules: IgnoreRules, catalog: Catalog, journal: UsageJournal, *,
         device: str = "", archive_folder: str = "",
     ) -> None:
-        super().__init__(root, rules, catalog, device=device, archive_folder=archive_folder)
+        super().__init__(root, rules, catalog, device=device, archive_folder=archive_folder,
+                         ledger=journal)
         self.journal = journal
         self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
 
@@ -174,9 +213,10 @@ class JournaledMemoryStore(MemoryStore):
 
     def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         check_writable(memory)
-        new = self.credited(memory.state, new)
         with self.lock:
-            self.journal.put(new.id, memory.path, state_to_fields(new))
+            new = self.credited(memory.state, new)
+            credit = (self.device, own_count(new, self.device)) if self.device else None
+            self.journal.put(new.id, memory.path, state_to_fields(new), credit)
         return MemoryNote(memory.path, memory.note, new)
 
     def write_state_now(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:

@@ -106,6 +106,18 @@ def test_a_touch_is_credited_to_the_device() -> None:
     assert new.use_count == 4 and new.uses_by == (("laptop-1a2b", 1),)
 
 
+def test_a_device_continues_from_its_own_highest_count() -> None:
+    """Sync replaced the note with another device's version (this device's count 2) while
+    this device's count 3 sits in a conflict copy: the next use is number 4, never a second
+    number 3 that a merge would swallow."""
+    base = memory(use_count=1)
+    mine = use(base, "laptop-1a2b", 3)  # lives on in the conflict copy
+    theirs = use(use(base, "laptop-1a2b", 2), "desk-9f8e", 1)  # the note now
+    new = credit_uses(theirs, touch(theirs, NOW, PARAMS), "laptop-1a2b", known=3)
+    assert dict(new.uses_by) == {"laptop-1a2b": 4, "desk-9f8e": 1}
+    assert new.use_count == 6 and merge_copies(new, mine).use_count == 6  # 1 + 4 + 1
+
+
 def test_the_issue_example_two_devices_touch_one_memory() -> None:
     base = memory(use_count=5)
     a = use(base, "laptop-1a2b", 1)

@@ -186,3 +186,15 @@ def test_pinning_keeps_a_memory_from_being_forgotten(app: App, vault: Path) -> N
     assert "stm_pinned: true" in note.read_text(encoding="utf-8")
     unpinned = api.call("pin", {"id": pihole, "pinned": False})
     assert unpinned["pinned"] is False and unpinned["decision"] == "forget"
+
+
+def test_the_journal_keeps_each_devices_highest_own_count(tmp_path: Path) -> None:
+    journal = UsageJournal(tmp_path / "usage.sqlite3")
+    try:
+        assert journal.known("m1", "laptop") == 0
+        journal.put("m1", "a.md", {"stm_id": "m1"}, credit=("laptop", 3))
+        journal.note_credit("m1", "laptop", 2)  # never lowered
+        assert journal.known("m1", "laptop") == 3 and journal.known("m1", "desk") == 0
+        assert len(journal) == 1  # the credit is no pending write
+    finally:
+        journal.close()

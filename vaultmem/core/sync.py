@@ -106,15 +106,29 @@ def shared_uses(state: MemoryState) -> int:
     return max(0, state.use_count - sum(count for _, count in state.uses_by))
 
 
-def credit_uses(old: MemoryState, new: MemoryState, device: str) -> MemoryState:
+def credit_uses(
+    old: MemoryState, new: MemoryState, device: str, known: int = 0
+) -> MemoryState:
     """`new` (computed from `old` on this device) with the uses it added credited to `device`,
-    so that a later merge with another device's copy counts them exactly once."""
+    so that a later merge with another device's copy counts them exactly once.
+
+    `known` is the highest count this device ever credited itself for this memory (its
+    ledger): the note may show an older count when sync replaced it with another device's
+    version while this device's latest count sits in a conflict copy. The new uses continue
+    from the higher of the two, so no two uses ever carry the same number; the uses the note
+    did not show yet are counted in it now (the copy, merged later, adds nothing twice)."""
     added = new.use_count - old.use_count
     if added <= 0 or not device:
         return new
     counts = dict(old.uses_by)
-    counts[device] = counts.get(device, 0) + added
-    return replace(new, uses_by=tuple(sorted(counts.items())))
+    counts[device] = max(counts.get(device, 0), known) + added
+    return replace(new, use_count=shared_uses(old) + sum(counts.values()),
+                   uses_by=tuple(sorted(counts.items())))
+
+
+def own_count(state: MemoryState, device: str) -> int:
+    """The uses `state` credits to `device`."""
+    return dict(state.uses_by).get(device, 0)
 
 
 def _merged_counts(a: MemoryState, b: MemoryState) -> tuple[int, tuple[tuple[str, int], ...]]:

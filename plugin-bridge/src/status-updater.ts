@@ -114,8 +114,8 @@ export class StatusUpdater {
       return { kind: "regular" };
     }
     const client = this.host.client();
-    if (!client.hasToken) {
-      return { kind: "unknown" };
+    if (!client.hasToken || this.abandoned !== null) {
+      return { kind: "unknown" }; // nothing to ask with, or a stuck daemon that is not asked more
     }
     try {
       return { kind: "memory", memory: await client.get(id) };

@@ -208,6 +208,22 @@ describe("StatusUpdater", () => {
     expect(daemon.routesCalled()).toEqual(["GET /v1/status", "GET /v1/status"]);
   });
 
+  it("does not ask a stuck daemon about the open note either", async () => {
+    vi.useFakeTimers();
+    const daemon = new FakeDaemon();
+    daemon.hung = true;
+    const { app, el, updater, memoryFile, noteFile } = setup(daemon);
+    void updater.refreshDaemon();
+    await vi.advanceTimersByTimeAsync(REQUEST_TIMEOUT_MS);
+    for (const file of [memoryFile, noteFile, memoryFile]) {
+      app.workspace.openFileForTest(file);
+      await updater.refreshNote();
+    }
+    expect(daemon.routesCalled()).toEqual(["GET /v1/status"]);
+    expect(el.textContent).toBe("vaultmem: not responding");
+    daemon.unstick();
+  });
+
   it("asks again after a pending request when the settings changed meanwhile", async () => {
     const slow = deferred<ReturnType<typeof ok>>();
     let calls = 0;

@@ -8,7 +8,7 @@ import { openSearch, registerCommands } from "./commands";
 import { Debouncer } from "./debounce";
 import type { PluginHost } from "./host";
 import { notify } from "./notices";
-import { activeNote, memoryFingerprint, memoryIdOf, noteTags, openPluginSettings } from "./notes";
+import { activeNote, localVault, memoryFingerprint, memoryIdOf, noteTags, openPluginSettings } from "./notes";
 import {
   DEFAULT_SETTINGS,
   loadSettings,
@@ -16,9 +16,9 @@ import {
   VaultmemSettingTab,
   type VaultmemSettings,
 } from "./settings";
-import { NO_TOKEN_HINT } from "./statusbar";
 import { StatusUpdater } from "./status-updater";
 import { createDaemonClient } from "./transport";
+import { vaultCommand } from "./vault-check";
 import { RELATED_VIEW_TYPE, REVIEW_VIEW_TYPE, RelatedView, ReviewView } from "./views";
 
 /** How often the status bar asks the daemon for its state (skipped while a request is pending). */
@@ -52,7 +52,8 @@ export default class VaultmemPlugin extends Plugin implements PluginHost {
     this.registerInterval(window.setInterval(() => void status.refreshDaemon(), STATUS_POLL_MS));
     this.app.workspace.onLayoutReady(() => {
       if (this.settings.token === "") {
-        notify(`${NO_TOKEN_HINT}; click vaultmem in the status bar to open the settings`, 15_000);
+        notify(`paste the daemon's token in the vaultmem plugin settings (\`${vaultCommand("token",
+          localVault(this.app))}\` prints it); click vaultmem in the status bar to open them`, 15_000);
       }
       void status.refresh();
     });

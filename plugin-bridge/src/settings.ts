@@ -14,7 +14,7 @@ import { isLoopbackUrl } from "./client";
 import { Debouncer } from "./debounce";
 import type { PluginHost } from "./host";
 import { localVault } from "./notes";
-import { servesThisVault, describeLocalVault } from "./vault-check";
+import { describeLocalVault, servesThisVault, vaultCommand } from "./vault-check";
 
 export interface VaultmemSettings {
   /** Where the daemon listens (`url` in its daemon.json). */
@@ -169,7 +169,8 @@ export class VaultmemSettingTab extends PluginSettingTab {
   private tokenRow(): Row {
     return {
       name: "Token",
-      desc: "The daemon's access token: run `vaultmem token --vault <this vault>` and paste what it prints.",
+      desc: `The daemon's access token: run \`${vaultCommand("token", localVault(this.app))}\` and paste what `
+        + "it prints.",
       aliases: ["password", "bearer"],
       fill: (setting) => {
         setting.addText((text) => {
@@ -269,7 +270,7 @@ export async function connectionSummary(host: Pick<PluginHost, "app" | "client">
   if (!servesThisVault(local, result.vaultPath)) {
     return `Connected to vaultmem ${result.version}, but it serves another vault: ${result.vaultPath} `
       + `(this vault is ${describeLocalVault(local)}). Start a daemon for this vault `
-      + "(`vaultmem run --vault <this vault>`) and set its address above.";
+      + `(\`${vaultCommand("run", local)}\`) and set its address above.`;
   }
   return `Connected: vaultmem ${result.version}, vault "${result.vault}" (${result.vaultPath})`;
 }

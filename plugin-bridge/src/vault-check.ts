@@ -28,3 +28,9 @@ export function servesThisVault(local: LocalVault, daemonVault: string): boolean
 export function describeLocalVault(local: LocalVault): string {
   return local.path ?? `"${local.name}"`;
 }
+
+/** A vaultmem command for this vault, ready to paste: `vaultmem token --vault "/path"`. */
+export function vaultCommand(command: string, local: LocalVault): string {
+  const vault = local.path === null ? "<your vault>" : `"${local.path}"`;
+  return `vaultmem ${command} --vault ${vault}`;
+}

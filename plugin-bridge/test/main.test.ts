@@ -187,7 +187,7 @@ describe("plugin lifecycle", () => {
     expect(bar.textContent).toBe("vaultmem: token needed");
     expect(bar.getAttr("aria-label")).toContain("`vaultmem token --vault <your vault>` prints it");
     expect(Notice.messages).toEqual(["vaultmem: paste the daemon's token in the vaultmem plugin settings "
-      + "(`vaultmem token --vault <your vault>` prints it); click vaultmem in the status bar to open the settings"]);
+      + '(`vaultmem token --vault "/home/sam/vault"` prints it); click vaultmem in the status bar to open them']);
     expect(fake.requests).toEqual([]);
     expect(bar.hasClass("mod-clickable")).toBe(true);
     bar.click();

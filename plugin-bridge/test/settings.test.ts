@@ -99,6 +99,8 @@ describe("settings tab", () => {
     expect(byName("Daemon address").texts[0]!.getValue()).toBe(BASE_URL);
     expect(byName("Token").texts[0]!.getValue()).toBe(TOKEN);
     expect(byName("Token").texts[0]!.inputEl.type).toBe("password");
+    expect(byName("Token").desc).toBe("The daemon's access token: run `vaultmem token --vault \"/home/sam/vault\"` "
+      + "and paste what it prints.");
     expect(byName("Reinforce memories while reading").toggles[0]!.getValue()).toBe(false);
     expect(byName("Seconds before a read counts").texts[0]!.getValue()).toBe("20");
   });
@@ -234,6 +236,6 @@ describe("settings tab", () => {
     await byName("Test connection").buttons[0]!.press();
     expect(byName("Test connection").desc).toBe("Connected to vaultmem 0.1.0, but it serves another vault: "
       + "/home/sam/Work (this vault is /home/sam/vault). Start a daemon for this vault "
-      + "(`vaultmem run --vault <this vault>`) and set its address above.");
+      + '(`vaultmem run --vault "/home/sam/vault"`) and set its address above.');
   });
 });

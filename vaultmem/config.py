@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import textwrap
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -275,15 +276,35 @@ def _validate(s: Settings) -> None:
         raise ConfigError("invalid settings: " + "; ".join(problems))
 
 
+_CONFIG_HEADER = """\
+# vaultmem configuration, written by `vaultmem init`.
+#
+# vaultmem keeps an index of the vault below for search, and gives the notes an assistant
+# saves (in memory_folder) a short-term memory: they fade unless used, are archived to
+# archive_folder when they fade out (`vaultmem restore ID` brings one back) and are promoted
+# to long-term notes in promoted_folder when they prove useful. Their state is kept in the
+# notes' own stm_* properties; vaultmem never edits anything else you wrote.
+#
+# Every setting is listed with its current value; delete a line to use the default.
+# Any key can also be set as an environment variable VAULTMEM_<KEY> (e.g. VAULTMEM_PORT).
+# Full reference: docs/configuration.md in the vaultmem repository."""
+
+
 def render_config(settings: Settings) -> str:
     """A commented TOML file with every setting at its current value (for `vaultmem init`)."""
-    lines = ["# vaultmem configuration. Every key can also be set as VAULTMEM_<KEY>.", ""]
-    for name in _FIELDS:
-        value = getattr(settings, name)
-        if value is None:
-            lines.append(f"# {name} =")
-        else:
-            lines.append(f"{name} = {_toml_value(value)}")
+    from vaultmem.config_help import HELP, SECTIONS
+
+    lines = [_CONFIG_HEADER]
+    grouped = [*SECTIONS, ("Other", tuple(n for n in _FIELDS
+                                          if all(n not in keys for _, keys in SECTIONS)))]
+    for title, names in grouped:
+        names = tuple(name for name in names if name in _FIELDS)
+        if names:
+            lines += ["", f"# --- {title} ---"]
+        for name in names:
+            lines += [f"# {line}" for line in textwrap.wrap(HELP.get(name, ""), 92)]
+            value = getattr(settings, name)
+            lines.append(f"# {name} =" if value is None else f"{name} = {_toml_value(value)}")
     return "\n".join(lines) + "\n"
 
 

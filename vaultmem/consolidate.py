@@ -13,13 +13,16 @@ writes, each step harmless if it is the last one to happen:
    each original gets `stm_status: archived` and `stm_merged_into: <new id>`, written to the
    note at once (`write_state_now`: guarded, other bytes kept) so the move never carries a
    note whose file still says active;
-3. the originals move to the archive folder; the index follows.
+3. an explanation (when, why, where the originals are, how to restore one) is appended to
+   the new note, guarded; it is left out until now so that after a crash in 2 the new note's
+   text stays close to the originals' and the next listing clusters them again;
+4. the originals move to the archive folder; the index follows.
 
 A crash after 1 leaves the originals active: the next listing shows them in a cluster with the
 new memory, and merging that cluster again loses nothing (its body repeats some text). The
 same holds when an archive write is refused because the user edited that original meanwhile
 (ConcurrentEdit): the originals written before it are archived, the rest stay active. A crash
-during 3 leaves archived notes outside the archive folder; the next sweep moves them
+during 4 leaves archived notes outside the archive folder; the next sweep moves them
 (`Lifecycle.finish_moves`).
 """
 
@@ -28,7 +31,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import Protocol, cast
 
@@ -44,15 +47,18 @@ from vaultmem.core.consolidation import (
 )
 from vaultmem.core.decay import score
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
-from vaultmem.errors import InvalidInput, NoteError, NotFound
+from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
 from vaultmem.lifecycle import Lifecycle, _content_of, normalise_text
 from vaultmem.memories import MemoryNote
 from vaultmem.protocol import JSON
 from vaultmem.service import Engine
 from vaultmem.vault.memories import create_memory_note, wikilink
+from vaultmem.vault.writes import guarded_write, sha256_bytes
 
 SOURCE = "consolidation"
+MERGED_START = "<!-- vaultmem:merged -->"
+MERGED_END = "<!-- /vaultmem:merged -->"
 _ROWS_PER_BLOCK = 1024  # bounds the similarity matrix held at once to 1024 × N floats
 
 
@@ -94,12 +100,14 @@ class Consolidator:
             members = self._best_first(cluster, snapshot.memories, now)
             state = replace(
                 merge_states([m.state for m in members], cluster.cohesion, str(uuid.uuid4()),
-                             now, strength_max=self.params.reinforce.strength_max),
+                             now, strength_max=self.params.reinforce.strength_max,
+                             decay=self.params.decay),
                 source=SOURCE,
             )
             path = self._write_merged(members, state, now)
             archived = [self.engine.memories.write_state_now(
                 m, replace(m.state, status=ARCHIVED, merged_into=state.id)) for m in members]
+        self._explain(path, len(members), cluster.cohesion, now.date())
         self.engine.sync_paths([path])
         targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
         moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
@@ -121,6 +129,23 @@ class Consolidator:
                 skipped.append({"cluster_id": cluster.id, "reason": exc.message})
         review = [c for c in self.list_clusters(now)["clusters"] if c["action"] == REVIEW]
         return {"merged": merged, "review": review, "skipped": skipped}
+
+    def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
+        """Add the explanation once the originals are archived (a crash before leaves the new
+        note's text as close to theirs as possible, so the next listing clusters them again).
+        Guarded: a note its user already edited is left as it is."""
+        full = self.engine.root / path
+        with self.engine.memories.lock:
+            raw = full.read_bytes()
+            text = raw.decode("utf-8")
+            if MERGED_START in text:
+                return
+            addition = merge_explanation(count, cohesion, day, self.params.archive_folder)
+            try:
+                guarded_write(full, f"{text.rstrip()}\n\n{addition}\n".encode(),
+                              sha256_bytes(raw))
+            except ConcurrentEdit:
+                return
 
     # plumbing -----------------------------------------------------------------------------
 
@@ -186,21 +211,39 @@ class Consolidator:
 
 def merged_body(members: Sequence[MemoryNote], links: Sequence[str]) -> str:
     """The members' contents, best first, without repeats (compared as normalised text), then a
-    "Merged from" line. One distinct content stands alone; several get a section each."""
-    sections: list[tuple[str, str]] = []
+    "Merged from" line. The best member's content sits under the note's title (its title is the
+    note's, so it gets no heading of its own); each further distinct content gets a section
+    headed by its own title (none when that title is the note's too)."""
+    parts: list[str] = []
     seen: set[str] = set()
     for memory in members:
         content = _content_of(memory).strip()
         key = normalise_text(content)
         if key and key not in seen:
             seen.add(key)
-            sections.append((memory.note.title, content))
-    if len(sections) == 1:
-        parts = [sections[0][1]]
-    else:
-        parts = [f"## {title}\n\n{content}" for title, content in sections]
+            title = " ".join(memory.note.title.split())
+            heading = bool(parts) and title.casefold() != members[0].note.title.strip().casefold()
+            parts.append(f"## {title}\n\n{content}" if heading else content)
     parts.append(f"Merged from {', '.join(links)}.")
     return "\n\n".join(parts)
+
+
+def merge_explanation(count: int, cohesion: float, day: date, archive_folder: str) -> str:
+    """What a person opening the merged note needs to know: an Obsidian callout between
+    vaultmem's markers (left out of the memory's remembered text, like the Related section)."""
+    folder = archive_folder.strip("/")
+    return "\n".join([
+        MERGED_START,
+        f"> [!info] Merged by vaultmem on {day.isoformat()}",
+        f"> These {count} memories said the same thing (similarity {cohesion:.2f}), so they "
+        "live on as this one note: their uses are summed, and its type and strength are at "
+        "least their strongest.",
+        f"> The originals are kept in `{folder}/` (never deleted) with `stm_merged_into` "
+        "pointing here; `vaultmem restore <id>` brings one back.",
+        "> Edit this note freely: vaultmem only changes its `stm_*` properties (and adds a "
+        "Related section if it is promoted).",
+        MERGED_END,
+    ])
 
 
 def _candidates(memories: Iterable[MemoryNote]) -> list[MemoryNote]:

@@ -389,7 +389,8 @@ def file_slug(title: str, *, max_len: int = SLUG_MAX) -> str:
 def _content_of(memory: MemoryNote) -> str:
     """The remembered text: the body without its leading `# Title` line and Related section."""
     body = memory.note.body
-    body = re.sub(r"<!-- vaultmem:related -->.*?<!-- /vaultmem:related -->", "", body, flags=re.S)
+    body = re.sub(r"<!-- vaultmem:(related|merged) -->.*?<!-- /vaultmem:\1 -->", "", body,
+                  flags=re.S)
     lines = body.strip().splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]

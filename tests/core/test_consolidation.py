@@ -10,6 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultmem.core.consolidation import cluster_id, merge_states, plan_clusters
+from vaultmem.core.decay import DECAY_MODELS, DecayParams, score
+from vaultmem.core.memory import MEMORY_TYPES
 
 from ._support import NOW, memory
 
@@ -106,7 +108,58 @@ def test_merge_strength_bonus_and_cap() -> None:
 
 
 def test_merge_mixed_types_and_empty() -> None:
-    states = [memory("a", type="fact"), memory("b", type="issue")]
-    assert merge_states(states, 0.9, "n", NOW).type is None
+    states = [memory("a", type="issue"), memory("b", type="fact")]
+    assert merge_states(states, 0.9, "n", NOW).type == "fact"  # the slowest-fading type
     with pytest.raises(ValueError):
         merge_states([], 0.9, "n", NOW)
+
+
+@pytest.mark.parametrize(("types", "expected"), [
+    (("preference", None), "preference"),
+    ((None, "preference"), "preference"),
+    ((None, None), None),
+    (("decision", "convention", "pattern"), "convention"),
+    (("issue", None), "issue"),
+])
+def test_the_merged_type_is_the_slowest_fading_members(
+    types: tuple[str | None, ...], expected: str | None
+) -> None:
+    states = [memory(str(i), type=t) for i, t in enumerate(types)]
+    assert merge_states(states, 0.95, "n", NOW).type == expected
+
+
+def test_untyped_wins_when_the_default_half_life_is_the_longest() -> None:
+    decay = DecayParams(half_life_days=400.0)
+    states = [memory("a", type="fact"), memory("b")]
+    assert merge_states(states, 0.95, "n", NOW, decay=decay).type is None
+
+
+_TYPES = st.sampled_from([None, *MEMORY_TYPES])
+
+
+@given(
+    members=st.lists(st.tuples(_TYPES, st.floats(0, 2000), st.integers(1, 30),
+                               st.floats(0, 2)), min_size=2, max_size=6),
+    model=st.sampled_from(DECAY_MODELS), cohesion=st.floats(0.75, 1.0),
+)
+def test_a_merged_memory_never_scores_below_its_best_member(
+    members: list[tuple[str | None, float, int, float]], model: str, cohesion: float
+) -> None:
+    decay = DecayParams(model=model)
+    states = [memory(f"m{i}", idle_hours=idle, age_hours=idle + 1, type=kind, use_count=uses,
+                     strength=strength)
+              for i, (kind, idle, uses, strength) in enumerate(members)]
+    merged = merge_states(states, cohesion, "n", NOW, decay=decay)
+    best = max(score(state, NOW, decay) for state in states)
+    assert score(merged, NOW, decay) >= best * (1 - 1e-12)
+
+
+def test_the_reported_preference_merge_keeps_its_score() -> None:
+    """The sample vault's two Restic notes: a preference and an untyped memory."""
+    preference = memory("a", idle_hours=14 * 24, type="preference")
+    untyped = memory("b", idle_hours=8 * 24)
+    decay = DecayParams()
+    merged = merge_states([untyped, preference], 0.93, "n", NOW, decay=decay)
+    assert merged.type == "preference"
+    assert score(merged, NOW, decay) > max(score(preference, NOW, decay),
+                                          score(untyped, NOW, decay))

@@ -293,13 +293,21 @@ def test_sample_vault_restic_memories_form_a_cluster(tmp_path: Path, apps: list[
     assert cluster["cohesion"] >= 0.83  # default threshold, no tuning needed
     assert cluster["action"] == ("merge" if cluster["cohesion"] >= 0.9 else "review")
 
+    best = max(m["score"] for m in cluster["members"])
     result = consolidator.merge(cluster["id"], NOW)
     merged = result["merged_into"]
     assert merged["title"] == "Sam prefers Restic over Borg for NAS backups"  # best score
     assert set(merged["tags"]) == {"homelab", "backup"}
+    # one member is a preference, the other untyped: the merged memory stays a preference
+    # (the slower-fading type) and scores above its best member
+    assert merged["type"] == "preference" and merged["score"] > best
     body = read_note(vault, merged["path"]).body
-    assert "## Sam prefers Restic over Borg for NAS backups" in body
+    assert body.count("Sam prefers Restic over Borg for NAS backups") == 2  # title and link
+    assert "## Sam prefers Restic over Borg" not in body  # the title is not repeated
+    assert body.startswith("# Sam prefers Restic over Borg for NAS backups\n\nSam prefers")
     assert "## Sam prefers Restic to Borg for backups to the NAS" in body
+    assert "> [!info] Merged by vaultmem on 2026-11-20" in body
+    assert "`vaultmem restore <id>` brings one back" in body
     assert ("Merged from [[2026-11-06 sam-prefers-restic-over-borg|Sam prefers Restic over Borg "
             "for NAS backups]], [[2026-11-12 sam-prefers-restic-to-borg|") in body
     assert {a["to"] for a in result["archived"]} == {

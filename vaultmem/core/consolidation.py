@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from .decay import DecayParams, effective_half_life
 from .memory import ACTIVE, MemoryState
 
 MERGE = "merge"
@@ -102,18 +103,21 @@ def merge_states(
     now: datetime,
     *,
     strength_max: float = 2.0,
+    decay: DecayParams | None = None,
 ) -> MemoryState:
     """One active memory standing for a cluster (SPEC §5).
 
     Times come from the originals, never later than `now` (a skewed clock elsewhere cannot put
-    the merged memory in the future); review and cross-domain counts are summed.
+    the merged memory in the future); review and cross-domain counts are summed. The type is
+    the members' slowest-fading one (`merged_type`). Every factor of the score - uses, recency,
+    strength, half-life - is at least the best member's, so the merged memory never scores
+    below its best member at merge time.
     """
     if not states:
         raise ValueError("merge_states needs at least one memory")
     if now.utcoffset() is None:
         raise ValueError(f"now must be a timezone-aware datetime, got {now!r}")
     bonus = min(cohesion * len(states) * MERGE_BONUS_PER_MEMBER, MERGE_BONUS_MAX)
-    types = {state.type for state in states}
     return MemoryState(
         id=new_id,
         created=min(min(state.created for state in states), now),
@@ -121,12 +125,24 @@ def merge_states(
         use_count=sum(state.use_count for state in states),
         strength=min(max(state.strength for state in states) + bonus, strength_max),
         status=ACTIVE,
-        type=types.pop() if len(types) == 1 else None,
+        type=merged_type(states, decay or DecayParams()),
         pinned=any(state.pinned for state in states),
         review_count=sum(state.review_count for state in states),
         cross_domain_count=sum(state.cross_domain_count for state in states),
         tags=_tag_union(states),
     )
+
+
+def merged_type(states: Sequence[MemoryState], decay: DecayParams) -> str | None:
+    """The type whose half-life is the longest among the members (untyped members count with
+    the default half-life); on a tie, the first member's (members come best first). So a
+    `preference` merged with an untyped memory stays a `preference`, and `fact` + `issue`
+    is a `fact`."""
+    best = states[0].type
+    for state in states[1:]:
+        if effective_half_life(state.type, decay) > effective_half_life(best, decay):
+            best = state.type
+    return best
 
 
 def _tag_union(states: Sequence[MemoryState]) -> tuple[str, ...]:

@@ -17,6 +17,7 @@ from vaultmem import service_install as si
 from vaultmem.cli import Context, common
 from vaultmem.config import default_config_path
 from vaultmem.errors import ConfigError
+from vaultmem.service_units import belongs_to, legacy_slug
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,11 @@ def install(ctx: Context, dry_run: bool, force: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Only show what would be done.")
 def uninstall(ctx: Context, dry_run: bool) -> None:
     """Stop the vault's service and remove its file."""
-    slug = si.service_slug(ctx.settings.vault_data_dir())
     host = _host()
+    vault = ctx.settings.require_vault()
+    slug = _slug(vault, ctx.settings.vault_data_dir(), host)
     outcome = si.uninstall(slug, platform=host.platform, home=host.home, runner=host.runner,
-                           dry_run=dry_run)
+                           dry_run=dry_run, vault=vault)
     ctx.emit(outcome.to_json(), _show_outcome)
 
 
@@ -86,9 +88,23 @@ def status(ctx: Context) -> None:
     """Is the vault's service installed, running, and does its daemon answer?"""
     data_dir = ctx.settings.vault_data_dir()
     host = _host()
-    data = si.status(si.service_slug(data_dir), data_dir, platform=host.platform,
-                     home=host.home, runner=host.runner)
+    vault = ctx.settings.require_vault()
+    data = si.status(_slug(vault, data_dir, host), data_dir, platform=host.platform,
+                     home=host.home, runner=host.runner, vault=vault)
     ctx.emit(data, _show_status)
+
+
+def _slug(vault: Path, data_dir: Path, host: ServiceHost) -> str:
+    """This vault's unit name; a unit an older version named after the data folder is used
+    when it exists, runs this vault and no unit has the new name."""
+    slug = si.service_slug(vault)
+    legacy = legacy_slug(data_dir)
+    platform = host.platform
+    if not si.unit_path(slug, platform=platform, home=host.home).exists():
+        old = si.unit_path(legacy, platform=platform, home=host.home)
+        if belongs_to(old, vault):
+            return legacy
+    return slug
 
 
 # human output -------------------------------------------------------------------------------

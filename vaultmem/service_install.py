@@ -1,7 +1,8 @@
 """Run the daemon in the background: a systemd user unit (Linux) or a launchd agent (macOS).
 
-One service per vault, named after the vault's data dir (`vaultmem-<slug>.service`,
-`md.vaultmem.<slug>`). Rendering is pure (values in, text out). `install`, `uninstall` and
+One service per vault, named after the vault's real path (`vaultmem-<slug>.service`,
+`md.vaultmem.<slug>`, see `service_units`); another vault's unit is never replaced or removed.
+Rendering is pure (values in, text out). `install`, `uninstall` and
 `status` touch only the unit file under `home` and talk to the service manager through an
 injected `runner`, so tests never touch the real system. When the manager is not reachable
 they do the file part and say which commands to run.
@@ -23,6 +24,9 @@ from string import Template
 from typing import Any, NamedTuple
 
 from vaultmem.errors import ConfigError, DaemonError
+from vaultmem.service_units import belongs_to, check_owner, service_slug
+
+__all__ = ["service_slug"]
 
 UNIT_PREFIX = "vaultmem-"
 LABEL_PREFIX = "md.vaultmem."
@@ -99,18 +103,13 @@ class ServiceSpec:
         return {**BASE_ENV, "VAULTMEM_DATA_DIR": str(self.data_dir)}
 
 
-def service_slug(data_dir: Path) -> str:
-    """The data dir's name, reduced to what unit names and launchd labels accept."""
-    return re.sub(r"[^A-Za-z0-9_-]+", "-", data_dir.name).strip("-") or "vault"
-
-
 def make_spec(vault: Path, data_dir: Path, *, config: Path | None = None,
               python: str | Path | None = None) -> ServiceSpec:
     """Check and absolutise what the unit will run (the venv's python is not resolved)."""
     interpreter = Path(python or sys.executable)
     if not interpreter.is_file():
         raise ConfigError(f"cannot tell which python runs vaultmem ({interpreter})")
-    spec = ServiceSpec(slug=service_slug(data_dir), python=interpreter.absolute(),
+    spec = ServiceSpec(slug=service_slug(vault), python=interpreter.absolute(),
                        vault=vault.expanduser().resolve(),
                        data_dir=data_dir.expanduser().absolute(),
                        config=config.expanduser().resolve() if config else None)
@@ -243,6 +242,7 @@ def install(spec: ServiceSpec, *, platform: str | None = None, home: Path | None
     kind, home = manager_kind(platform), home or Path.home()
     path = unit_path(spec.slug, platform=platform, home=home)
     content = render(spec, platform=platform, home=home)
+    check_owner(path, spec.vault)
     previous = path.read_text(encoding="utf-8") if path.is_file() else None
     differs = previous is not None and previous != content
     outcome = _outcome("install", spec.slug, path, platform, home, dry_run,
@@ -265,10 +265,13 @@ def install(spec: ServiceSpec, *, platform: str | None = None, home: Path | None
 
 
 def uninstall(slug: str, *, platform: str | None = None, home: Path | None = None,
-              runner: Runner | None = None, dry_run: bool = False) -> Outcome:
-    """Stop and disable the service, then remove its file."""
+              runner: Runner | None = None, dry_run: bool = False,
+              vault: Path | None = None) -> Outcome:
+    """Stop and disable the service, then remove its file (only `vault`'s, when given)."""
     kind, home = manager_kind(platform), home or Path.home()
     path = unit_path(slug, platform=platform, home=home)
+    if vault is not None:
+        check_owner(path, vault)
     outcome = _outcome("uninstall", slug, path, platform, home, dry_run, changed=path.exists())
     if not outcome.changed:
         return outcome  # nothing installed for this vault
@@ -289,8 +292,10 @@ def uninstall(slug: str, *, platform: str | None = None, home: Path | None = Non
 
 
 def status(slug: str, data_dir: Path, *, platform: str | None = None,
-           home: Path | None = None, runner: Runner | None = None) -> dict[str, Any]:
-    """The unit file, the service manager's view of it, and whether a daemon answers."""
+           home: Path | None = None, runner: Runner | None = None,
+           vault: Path | None = None) -> dict[str, Any]:
+    """The unit file, the service manager's view of it, and whether a daemon answers. With
+    `vault`, a unit file that runs another vault does not count as installed."""
     from vaultmem.client import discover
 
     kind = manager_kind(platform)
@@ -298,12 +303,13 @@ def status(slug: str, data_dir: Path, *, platform: str | None = None,
     run = runner or run_command
     available = manager_available(kind, run)
     view: dict[str, Any] = {"state": None, "enabled": None, "pid": None}
-    if available:
+    installed = path.is_file() and (vault is None or belongs_to(path, vault))
+    if available and (installed or not path.is_file()):  # never report another vault's
         view = _systemd_view(slug, run) if kind == "systemd" else _launchd_view(slug, run)
     client = discover(data_dir)
     return {"platform": platform or sys.platform, "manager": kind,
             "name": service_name(slug, platform=platform), "file": str(path),
-            "installed": path.is_file(), "manager_available": available, **view,
+            "installed": installed, "manager_available": available, **view,
             "daemon": {"answers": client is not None,
                        "url": client.base_url if client else None}}
 

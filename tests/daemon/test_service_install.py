@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +170,9 @@ def test_launchd_plist(vault: Path, home: Path) -> None:
 
 def test_slug_names_and_paths(vault: Path, home: Path) -> None:
     spec = spec_for(vault)
-    assert spec.slug == spec.data_dir.name and spec.slug.startswith("Sample-Vault-")
-    assert si.service_slug(Path("/x/.my data!")) == "my-data"
+    assert spec.slug == si.service_slug(vault) and re.fullmatch(r"Sample-Vault-[0-9a-f]{8}",
+                                                                 spec.slug)
+    assert re.fullmatch(r"my-data-[0-9a-f]{8}", si.service_slug(Path("/x/.my data!")))
     assert si.unit_path("s", platform="linux", home=home) == (
         home / ".config/systemd/user/vaultmem-s.service")
     assert si.unit_path("s", platform="darwin", home=home) == (
@@ -369,6 +371,71 @@ def test_cli_passes_the_config_in_use_and_refuses_to_overwrite(vault: Path, home
     missing = CliRunner().invoke(cli, ["service", "install", "--vault", str(vault),
                                        "--config", str(config)], obj=host)
     assert missing.exit_code == 1 and "config file does not exist" in missing.stderr
+
+
+def _two_vaults(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
+    """Vaults C and D whose custom data folders are both called `vaultmem-data`."""
+    folders = []
+    for name in ("C", "D"):
+        vault = tmp_path / name / "Notes"
+        vault.mkdir(parents=True)
+        folders += [vault, tmp_path / name / "vaultmem-data"]
+    return folders[0], folders[1], folders[2], folders[3]
+
+
+def test_vaults_with_same_named_data_folders_get_their_own_units(
+    tmp_path: Path, home: Path
+) -> None:
+    vault_c, data_c, vault_d, data_d = _two_vaults(tmp_path)
+    spec_c, spec_d = si.make_spec(vault_c, data_c), si.make_spec(vault_d, data_d)
+    assert spec_c.slug != spec_d.slug
+    runner = FakeRunner()
+    si.install(spec_c, platform="linux", home=home, runner=runner)
+    view = si.status(spec_d.slug, data_d, platform="linux", home=home, runner=runner,
+                     vault=vault_d)
+    assert view["installed"] is False
+    gone = si.uninstall(spec_d.slug, platform="linux", home=home, runner=runner, vault=vault_d)
+    assert gone.changed is False
+    assert si.unit_path(spec_c.slug, platform="linux", home=home).is_file()
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin"])
+def test_another_vaults_unit_is_never_replaced_or_removed(
+    tmp_path: Path, home: Path, platform: str
+) -> None:
+    """A unit of the older naming (after the data folder) that runs vault C."""
+    vault_c, data_c, vault_d, data_d = _two_vaults(tmp_path)
+    legacy = replace(si.make_spec(vault_c, data_c), slug="vaultmem-data")
+    si.install(legacy, platform=platform, home=home, runner=FakeRunner())
+    path = si.unit_path("vaultmem-data", platform=platform, home=home)
+    before = path.read_bytes()
+    intruder = replace(si.make_spec(vault_d, data_d), slug="vaultmem-data")
+    for force in (False, True):
+        with pytest.raises(ConfigError, match=f"belongs to the vault {vault_c}"):
+            si.install(intruder, platform=platform, home=home, runner=FakeRunner(), force=force)
+    with pytest.raises(ConfigError, match="vaultmem leaves it alone"):
+        si.uninstall("vaultmem-data", platform=platform, home=home, runner=FakeRunner(),
+                     vault=vault_d)
+    view = si.status("vaultmem-data", data_d, platform=platform, home=home,
+                     runner=FakeRunner(), vault=vault_d)
+    assert view["installed"] is False and path.read_bytes() == before
+
+
+def test_the_cli_finds_this_vaults_old_unit_and_leaves_other_vaults_alone(
+    tmp_path: Path, home: Path
+) -> None:
+    vault_c, data_c, vault_d, data_d = _two_vaults(tmp_path)
+    host = ServiceHost(platform="linux", home=home, runner=FakeRunner())
+    si.install(replace(si.make_spec(vault_c, data_c), slug="vaultmem-data"), platform="linux",
+               home=home, runner=FakeRunner())
+    old = si.unit_path("vaultmem-data", platform="linux", home=home)
+    for_d = ["--vault", str(vault_d), "--data-dir", str(data_d)]
+    assert invoke_json(["status", *for_d], host)["installed"] is False
+    assert invoke_json(["uninstall", *for_d], host)["changed"] is False and old.is_file()
+    for_c = ["--vault", str(vault_c), "--data-dir", str(data_c)]
+    shown = invoke_json(["status", *for_c], host)
+    assert shown["installed"] is True and shown["file"] == str(old)
+    assert invoke_json(["uninstall", *for_c], host)["changed"] is True and not old.exists()
 
 
 # the unit really runs the daemon ------------------------------------------------------------

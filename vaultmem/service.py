@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -31,6 +31,7 @@ from vaultmem.core.reinforce import (
     touch,
 )
 from vaultmem.errors import InvalidInput, NotFound
+from vaultmem.filters import FilterIndex
 from vaultmem.index.base import Embedder
 from vaultmem.index.catalog import Catalog
 from vaultmem.indexer import Indexer, Progress, SyncReport
@@ -121,6 +122,7 @@ class Engine:
         self.embedder = embedder
         self.params = params
         self._sync_lock = threading.RLock()  # one index writer at a time
+        self.filters = FilterIndex(catalog)
 
     # indexing -----------------------------------------------------------------------------
 
@@ -258,15 +260,12 @@ class Engine:
         top_k = top_k or self.params.top_k
         if not 1 <= top_k <= 200:
             raise InvalidInput("top_k must be between 1 and 200")
-        # Only a narrowing filter needs every note's row and every memory's state; otherwise
-        # the ~50 candidates' rows and states are read after retrieval.
-        allowed = None
-        if filters.narrows:
-            records = self.catalog.records()
-            memories = {m.path: m for m in self.memories.iter_memories()}
-            allowed = self._allowed_paths(filters, records, memories, now)
-            if not allowed:
-                return search_json([], query=query, vault_name=self.params.vault_name)
+        # A narrowing filter becomes the set of notes retrieval may return, answered from the
+        # in-memory filter index (vaultmem/filters.py), not by reading every catalog row.
+        allowed = (self.filters.allowed(filters, now, self.memories.iter_memories)
+                   if filters.narrows else None)
+        if allowed is not None and not allowed:
+            return search_json([], query=query, vault_name=self.params.vault_name)
         pool = max(50, top_k * 5)
         index = self._index()
         vector_hits = index.vector_search(self.embedder.embed_query(query), pool, paths=allowed)
@@ -275,9 +274,8 @@ class Engine:
             fuse(vector_hits, text_hits, text_weight=text_weight_for(query)),
             vector_hits=vector_hits, query=query,
         )
-        if allowed is None:
-            records = self.catalog.records_for(m.path for m in matches)
-            memories = self._candidate_memories(records)
+        records = self.catalog.records_for(m.path for m in matches)
+        memories = self._candidate_memories(records)
         matches = [m for m in matches if self._visible(m.path, filters, memories)]
         scores = {p: score(m.state, now, self.params.decay) for p, m in memories.items()}
         matched = {m.path for m in matches}
@@ -301,41 +299,6 @@ class Engine:
         if memory is None:
             return filters.include_regular and not filters.type
         return memory.state.status in filters.statuses
-
-    def _allowed_paths(
-        self, filters: SearchFilters, records: dict[str, Any],
-        memories: dict[str, MemoryNote], now: datetime,
-    ) -> set[str]:
-        allowed = set()
-        since = now - timedelta(days=filters.window_days) if filters.window_days else None
-        want_any = {t.lower().lstrip("#") for t in filters.tags_any}
-        want_all = {t.lower().lstrip("#") for t in filters.tags_all}
-        folder = (filters.folder or "").strip("/")
-        for path, record in records.items():
-            if record.status != "indexed":
-                continue
-            if folder and not (path == folder or path.startswith(folder + "/")):
-                continue
-            tags = {t.lower() for t in record.tags}
-            memory = memories.get(path)
-            if memory is not None:
-                tags |= {t.lower() for t in memory.state.tags}
-            if want_any and not _tag_match(want_any, tags):
-                continue
-            if want_all and not all(_tag_match({t}, tags) for t in want_all):
-                continue
-            if memory is None:
-                if filters.type or not filters.include_regular:
-                    continue
-                if since and record.mtime_ns < since.timestamp() * 1e9:
-                    continue
-            else:
-                if filters.type and memory.state.type != filters.type:
-                    continue
-                if since and memory.state.last_used < since:
-                    continue
-            allowed.add(path)
-        return allowed
 
     def _hit(
         self, ranked: Any, records: dict[str, Any], memories: dict[str, MemoryNote]
@@ -361,7 +324,3 @@ class Engine:
     def memory_state(self, ref: str) -> MemoryState:
         return self.memories.load(ref).state
 
-
-def _tag_match(wanted: set[str], tags: set[str]) -> bool:
-    """Obsidian's nested tags: asking for `project` also matches `project/web`."""
-    return any(t == w or t.startswith(w + "/") for w in wanted for t in tags)

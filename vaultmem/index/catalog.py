@@ -12,7 +12,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,10 @@ _COLUMNS = (
     "status", "reason", "mtime_ns", "size", "chunk_count",
 )
 _LIST_COLUMNS = {"tags", "aliases", "links"}
+
+#: Told of every change this process makes: (upserted records, deleted paths), or
+#: (None, ()) when every row was dropped.
+Listener = Callable[[Sequence[NoteRecord] | None, Sequence[str]], None]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +51,21 @@ class Catalog:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call `listener` after each committed change made through this catalog."""
+        with self._lock:
+            self._listeners.append(listener)
+
+    def data_version(self) -> int:
+        """Changes when another connection (another process) commits to the catalog."""
+        rows = self._query("PRAGMA data_version")
+        return int(rows[0][0])
+
+    def _notify(self, upserts: Sequence[NoteRecord] | None, deletes: Sequence[str]) -> None:
+        for listener in list(self._listeners):
+            listener(upserts, deletes)
 
     def close(self) -> None:
         with self._lock:
@@ -72,6 +91,7 @@ class Catalog:
                 "INSERT INTO meta(key, value) VALUES (?, ?)",
                 [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
             )
+        self._notify(None, ())
 
     # reads --------------------------------------------------------------------------------
 
@@ -89,6 +109,14 @@ class Catalog:
             f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path IN ({marks})", tuple(wanted)
         )
         return {row[0]: _to_record(row) for row in rows}
+
+    def paths_with_prefix(self, prefix: str) -> list[str]:
+        """Paths that start with `prefix`, in order (a range scan of the primary key)."""
+        rows = self._query(
+            "SELECT path FROM notes WHERE path >= ? AND path < ? ORDER BY path",
+            (prefix, prefix + "\U0010ffff"),
+        )
+        return [row[0] for row in rows]
 
     def get(self, path: str) -> NoteRecord | None:
         rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path = ?", (path,))
@@ -145,12 +173,14 @@ class Catalog:
     def apply(self, upserts: Iterable[NoteRecord] = (), deletes: Sequence[str] = ()) -> None:
         """Upserts and deletes in one transaction."""
         placeholders = ", ".join("?" for _ in _COLUMNS)
+        records = list(upserts)
         with self._lock, self._transaction():
             self._db.executemany("DELETE FROM notes WHERE path = ?", [(p,) for p in deletes])
             self._db.executemany(
                 f"INSERT OR REPLACE INTO notes({', '.join(_COLUMNS)}) VALUES ({placeholders})",
-                [_to_row(record) for record in upserts],
+                [_to_row(record) for record in records],
             )
+        self._notify(records, deletes)  # outside the lock: listeners may read the catalog
 
     # plumbing -----------------------------------------------------------------------------
 

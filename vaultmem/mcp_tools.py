@@ -262,6 +262,19 @@ def _lifecycle() -> list[ToolSpec]:
                     dry_run=dry_run),
         ),
         ToolSpec(
+            "reconcile", "Merge sync conflict copies", "reconcile",
+            "When the vault syncs between devices, a sync tool may keep a second copy of a "
+            "memory note (Note.sync-conflict-..., Note (conflicted copy ...), Note 2) carrying "
+            "the same memory id. This merges each copy into the memory's own note - the uses "
+            "recorded on every device are added up, none lost or counted twice - and moves the "
+            "copy to memories/archive/; a copy whose text differs stays linked from the note. "
+            "Nothing is deleted. The daemon also does it on its own every few minutes. Answer: "
+            "{dry_run, duplicates: [{id, canonical, copies, use_count}], merged, "
+            "git_conflicts}.",
+            _schema("reconcile", (), dry_run=dry_run),
+            to_body=lambda args: {"apply": not args["dry_run"]},
+        ),
+        ToolSpec(
             "restore_memory", "Restore an archived memory", "restore",
             "Bring a forgotten (archived) memory back when it turns out to matter again: it "
             "becomes active with a fresh last_used, keeps its history (created, use count, "
@@ -293,7 +306,8 @@ def _lifecycle() -> list[ToolSpec]:
 
 ORDER = ("save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
          "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
-         "promote_memory", "restore_memory", "list_clusters", "merge_cluster", "stats")
+         "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
+         "stats")
 TOOLS: tuple[ToolSpec, ...] = tuple(sorted(
     (_save(), _search(), *_reading(), *_reinforcing(), *_lifecycle()),
     key=lambda tool: ORDER.index(tool.name),

@@ -36,7 +36,8 @@ RESTIC = {
 }
 TOOL_NAMES = ["save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
               "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
-              "promote_memory", "restore_memory", "list_clusters", "merge_cluster", "stats"]
+              "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
+              "stats"]
 READ_ONLY = {"search_memory", "get_memory", "related_notes", "review_queue", "list_clusters",
              "stats"}
 VALID_ARGS: dict[str, dict[str, Any]] = {
@@ -47,7 +48,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "feedback": {"id": SESSIONS_ID, "helpful": True}, "sweep": {}, "gc": {},
     "promote_memory": {}, "list_clusters": {}, "merge_cluster": {"cluster_id": "c-0"},
     "stats": {}, "pin_memory": {"id": SESSIONS_ID, "pinned": True},
-    "restore_memory": {"id": SESSIONS_ID},
+    "restore_memory": {"id": SESSIONS_ID}, "reconcile": {},
 }
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
-from vaultmem.core.sync import own_count, rebase
+from vaultmem.core.sync import canonical_order, own_count, rebase
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.memories import MemoryNote, MemoryStore, check_writable
@@ -187,6 +187,18 @@ class JournaledMemoryStore(MemoryStore):
             memory = self._cached(path)
             if memory is not None:
                 yield self._overlay(memory, pending.get(memory.state.id))
+
+    def duplicates(self) -> dict[str, list[MemoryNote]]:
+        """As `MemoryStore.duplicates`, but from the catalog's paths per id (current in the
+        daemon), so `status` reads only the notes that share an id."""
+        result = {}
+        for memory_id, paths in self.catalog.duplicate_ids().items():
+            loaded = [m for m in map(self._cached, paths)
+                      if m is not None and m.state.id == memory_id]
+            if len(loaded) > 1:
+                order = canonical_order([m.path for m in loaded], self.archive_folder)
+                result[memory_id] = sorted(loaded, key=lambda m: order.index(m.path))
+        return result
 
     def _cached(self, path: str) -> MemoryNote | None:
         try:

@@ -112,3 +112,21 @@ def test_reconcile_merges_the_uses_and_archives_the_copies(env: dict[str, str]) 
     again = digest(vault)
     assert invoke_json(["reconcile", "--apply", "--now", NOW], env=env)["merged"] == []
     assert digest(vault) == again
+
+
+@pytest.mark.timeout(120)
+def test_git_conflict_markers_are_reported_and_never_written(tmp_path: Path) -> None:
+    vault = copy_vault(SAMPLE_VAULT, tmp_path / "vault")
+    env = {"VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(tmp_path / "data"),
+           "VAULTMEM_EMBEDDING_MODEL": "fake"}
+    text = (vault / ORIGINAL).read_text(encoding="utf-8")
+    merged = text.replace("stm_use_count: 5\n", "<<<<<<< HEAD\nstm_use_count: 6\n=======\n"
+                          "stm_use_count: 7\n>>>>>>> laptop\n")
+    (vault / ORIGINAL).write_text(merged, encoding="utf-8")
+    invoke_json(["reindex"], env=env)  # found from the index (the daemon keeps it current)
+    status = invoke_json(["status", "--now", NOW], env=env)
+    assert status["sync"]["git_conflicts"] == [ORIGINAL]
+    assert "git conflict markers" in invoke(["status", "--now", NOW], env=env).output
+    done = invoke_json(["reconcile", "--apply", "--now", NOW], env=env)
+    assert done["git_conflicts"] == [ORIGINAL] and done["merged"] == []
+    assert (vault / ORIGINAL).read_text(encoding="utf-8") == merged

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 from vaultmem import __version__
+from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.errors import DaemonError, InvalidInput
 from vaultmem.freshness import unindexed_changes
 from vaultmem.lifecycle import Lifecycle
@@ -93,12 +94,23 @@ class Api:
     def _op_search(self, body: JSON, now: datetime) -> JSON:
         filters = SearchFilters(
             tags_any=tuple(body.get("tags", ())), tags_all=tuple(body.get("all_tags", ())),
-            type=body.get("type"), statuses=tuple(body.get("status", ("active", "promoted"))),
+            type=self._memory_type(body.get("type")),
+            statuses=tuple(body.get("status", ("active", "promoted"))),
             folder=body.get("folder"), window_days=body.get("window_days"),
             include_regular=not body["memories_only"],
         )
         return self.engine.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
                                   include_review=body["include_review"])
+
+    def _memory_type(self, given: str | None) -> str | None:
+        """A type filter in any letter case; an unknown type is refused with the known ones."""
+        if given is None:
+            return None
+        wanted = given.strip().casefold()
+        known = sorted({*MEMORY_TYPES, *self.engine.params.decay.type_half_lives})
+        if wanted not in known:
+            raise InvalidInput(f"unknown memory type {given!r}: use one of {', '.join(known)}")
+        return wanted
 
     def _op_related(self, body: JSON, now: datetime) -> JSON:
         return self.engine.related(_ref(body), k=body["top_k"])

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from vaultmem.core.decay import DecayParams, score
 from vaultmem.core.decisions import Policy, decide
 from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES, MemoryState, future_problem
+from vaultmem.core.planning import plan_sweep
 from vaultmem.core.ranking import (
     ChunkHit,
     aggregate_by_note,
@@ -178,14 +179,17 @@ class Engine:
         records = self.catalog.records()
         by_status: dict[str, int] = {}
         by_type: dict[str, int] = {}
-        decisions: dict[str, int] = {"keep": 0, "forget": 0, "promote": 0}
+        active: list[tuple[str, MemoryState]] = []
         for memory in self.memories.iter_memories():
             by_status[memory.state.status] = by_status.get(memory.state.status, 0) + 1
             kind = memory.state.type or "untyped"
             by_type[kind] = by_type.get(kind, 0) + 1
             if memory.state.status == ACTIVE:
-                action = decide(memory.state, now, self.params.decay, self.params.policy).action
-                decisions[action] += 1
+                active.append((memory.path, memory.state))
+        # the sweep's own plan, so the counts include what the active-memory cap archives
+        plan = plan_sweep(active, now, self.params.decay, self.params.policy)
+        decisions = {"keep": len(plan.keep), "forget": len(plan.archive),
+                     "promote": len(plan.promote)}
         coverage = coverage_json(records, self.rules.problems)
         if per_file:
             coverage["files"] = [

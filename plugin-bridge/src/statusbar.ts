@@ -12,7 +12,7 @@ export type NoteState =
 
 export type DaemonState =
   | { kind: "checking" }
-  | { kind: "connected" }
+  | { kind: "connected"; copies?: number } // copies: sync conflict copies of memories
   | { kind: "indexing"; done: number; total: number }
   | { kind: "no-token" }
   | { kind: "other-vault"; message: string }
@@ -30,7 +30,12 @@ export function daemonStateFromStatus(status: Status, local?: LocalVault): Daemo
   if (indexing?.running) {
     return { kind: "indexing", done: indexing.done, total: indexing.total };
   }
-  return { kind: "connected" };
+  const copies = (status.sync?.duplicates ?? []).reduce((n, group) => n + group.copies.length, 0);
+  return copies > 0 ? { kind: "connected", copies } : { kind: "connected" };
+}
+
+function copiesText(copies: number): string {
+  return `${copies} sync conflict ${copies === 1 ? "copy" : "copies"}`;
 }
 
 export function otherVaultMessage(daemonVault: string, local: LocalVault, url: string | null): string {
@@ -78,7 +83,7 @@ export function daemonText(daemon: DaemonState): string {
     case "checking":
       return "vaultmem: connecting…";
     case "connected":
-      return "vaultmem: connected";
+      return daemon.copies ? `vaultmem: connected, ${copiesText(daemon.copies)}` : "vaultmem: connected";
     case "indexing":
       return `vaultmem: indexing ${daemon.done} of ${daemon.total}`;
     case "no-token":
@@ -107,6 +112,10 @@ export const NO_TOKEN_HINT = "paste the daemon's token in the vaultmem plugin se
 /** The tooltip: what is wrong and what to do, and that a click opens the settings. */
 export function statusBarTooltip(daemon: DaemonState): string {
   const detail = daemon.kind === "no-token" ? `No token yet: ${NO_TOKEN_HINT}`
+    : daemon.kind === "connected" && daemon.copies ? `${copiesText(daemon.copies)} of memory `
+      + "notes: uses go to the original notes, and the daemon merges the copies into them and "
+      + "archives them every few minutes (`vaultmem status` lists them, `vaultmem reconcile "
+      + "--apply` merges them now)"
     : "message" in daemon ? daemon.message : daemonText(daemon);
   return `${detail}. Click to open the vaultmem settings.`;
 }

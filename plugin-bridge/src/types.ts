@@ -79,6 +79,13 @@ export interface Status {
   memories: { total: number };
   embedder: string;
   daemon?: DaemonInfo;
+  sync?: SyncReport;
+}
+
+/** What a sync tool left behind: memory ids carried by several notes (conflict copies). */
+export interface SyncReport {
+  duplicates: { id: string; canonical: string; copies: { path: string; kind: string | null }[] }[];
+  git_conflicts: string[];
 }
 
 export interface RelatedNote {

@@ -48,6 +48,20 @@ describe("status bar text", () => {
     expect(noteText({ kind: "unknown" })).toBe("");
   });
 
+  it("counts the sync conflict copies the daemon reports", () => {
+    const copy = (path: string) => ({ path, kind: "syncthing" });
+    const status: Status = { ...STATUS, sync: { git_conflicts: [], duplicates: [
+      { id: "a", canonical: "m/A.md", copies: [copy("m/A.sync-conflict-20261124-101010-ABCDEFG.md"),
+        copy("m/A (conflicted copy 2026-11-24).md")] },
+      { id: "b", canonical: "m/B.md", copies: [copy("m/B 2.md")] }] } };
+    const state = daemonStateFromStatus(status, LOCAL);
+    expect(state).toEqual({ kind: "connected", copies: 3 });
+    expect(daemonText(state)).toBe("vaultmem: connected, 3 sync conflict copies");
+    expect(statusBarTooltip(state)).toContain("vaultmem reconcile --apply");
+    expect(daemonText(daemonStateFromStatus({ ...STATUS, sync: { git_conflicts: [], duplicates: [] } })))
+      .toBe("vaultmem: connected");
+  });
+
   it("shows the daemon's state", () => {
     expect(daemonText({ kind: "checking" })).toBe("vaultmem: connecting…");
     expect(daemonText({ kind: "connected" })).toBe("vaultmem: connected");

@@ -66,6 +66,29 @@ class TestTags:
     def test_frontmatter_forms(self, yaml_text: str, expected: tuple[str, ...]) -> None:
         assert parse_note("n.md", f"---\n{yaml_text}\n---\n".encode()).tags == expected
 
+    @pytest.mark.parametrize(
+        ("yaml_text", "expected", "warned"),
+        [
+            ("tags: one, two #three", ("one", "two", "three"), "#three"),
+            ("tags: [a, b] #c #d", ("a", "b", "c", "d"), "#c, #d"),
+            ("tag: x #y", ("x", "y"), "#y"),
+            ("tags: one # a comment, not a tag", ("one",), None),
+            ("tags: one #todo later", ("one",), None),
+            ("title: T #notatag\ntags: one", ("one",), None),
+        ],
+    )
+    def test_a_hashtag_comment_on_the_tags_line(
+        self, yaml_text: str, expected: tuple[str, ...], warned: str | None
+    ) -> None:
+        """YAML (and so Obsidian) reads ` #three` as a comment; the writer meant a tag."""
+        note = parse_note("n.md", f"---\n{yaml_text}\n---\n".encode())
+        assert note.tags == expected
+        if warned is None:
+            assert note.warnings == ()
+        else:
+            [warning] = note.warnings
+            assert warning.startswith(f"{warned} in the tags line is a YAML comment")
+
     def test_inline_tags_and_what_is_not_a_tag(self) -> None:
         body = (
             "# Heading is not a tag\n\n"

@@ -133,7 +133,7 @@ def state_from_fields(fields: Mapping[str, object], tags: Sequence[str] = ()) ->
         use_count=_count(fields, "stm_use_count", default=1),
         strength=_strength(fields),
         status=status,
-        type=_optional_str(fields, "stm_type"),
+        type=_memory_type(fields),
         pinned=_flag(fields, "stm_pinned"),
         source=_optional_str(fields, "stm_source"),
         promoted_at=_optional_datetime(fields, "stm_promoted_at"),
@@ -211,6 +211,12 @@ def _present(fields: Mapping[str, object], key: str) -> object | None:
     if isinstance(value, str) and value.strip() == "":
         return None
     return value
+
+
+def _memory_type(fields: Mapping[str, object]) -> str | None:
+    """`stm_type`, in lower case: types are the same whatever case a note writes them in."""
+    value = _optional_str(fields, "stm_type")
+    return value.casefold() if value else None
 
 
 def _optional_str(fields: Mapping[str, object], key: str) -> str | None:

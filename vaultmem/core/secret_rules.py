@@ -39,6 +39,11 @@ JWT = "JWT"
 _PLACEHOLDER_WORDS = ("example", "your", "placeholder", "redacted", "dummy", "sample")
 _SAME_CHAR_RUN = re.compile(r"(.)\1{4}")
 _LONG_SAME_CHAR_RUN = re.compile(r"(.)\1{7}")
+# a placeholder word that starts or ends the body or one of its `-`/`_`/`.` parts (`YOUR_KEY`,
+# `...EXAMPLE`); inside a random run (`…bYourkbz…`) it is chance, not a placeholder
+_PLACEHOLDER_WORD = re.compile(
+    r"(?:^|[-_.])(?:example|your|placeholder|redacted|dummy|sample)"
+    r"|(?:example|your|placeholder|redacted|dummy|sample)(?:$|[-_.])")
 _WORD_CHAIN = re.compile(r"[A-Za-z]{1,15}(?:[-_][A-Za-z]{1,15})*")
 
 Rule = tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]]
@@ -57,16 +62,15 @@ def placeholder(value: str) -> bool:
 
 def placeholder_key(value: str) -> bool:
     """A provider key's body that only pretends to be one: placeholder words or marks, a long
-    run of one character, very few distinct characters, or hyphenated words (`sk-learn-…`).
-    A random body may hold a short run (`aaaaa`); that alone does not make it a placeholder."""
+    run of one character or very few distinct characters. A random body may hold a short run
+    (`aaaaa`); that alone does not make it a placeholder."""
     lower = value.casefold()
     return (
-        any(word in lower for word in _PLACEHOLDER_WORDS)
+        _PLACEHOLDER_WORD.search(lower) is not None
         or "..." in value or "…" in value
         or any(mark in value for mark in ("<", ">", "${", "{{"))
         or _LONG_SAME_CHAR_RUN.search(lower) is not None
         or len(set(lower)) < 8
-        or _WORD_CHAIN.fullmatch(value) is not None
     )
 
 
@@ -87,21 +91,25 @@ def _key_ok(match: re.Match[str]) -> bool:
     return not placeholder_key(match.group("v"))
 
 
+def _sk_key_ok(match: re.Match[str]) -> bool:
+    """`sk-` also starts hyphenated names (`sk-learn-pipeline-…`): a body made of short
+    letter-only words is a name, not a key (real bodies are long or hold digits)."""
+    value = match.group("v")
+    return not placeholder_key(value) and _WORD_CHAIN.fullmatch(value) is None
+
+
 def _digit_key_ok(match: re.Match[str]) -> bool:
     value = match.group("v")
     return any(ch.isdigit() for ch in value) and not placeholder_key(value)
 
 
 def _keyed_value_ok(match: re.Match[str]) -> bool:
-    """A value named by its provider (`mistral key: …`): letters and digits, not a word."""
-    value = match.group("v")
-    kinds = classes(value)
-    return "digit" in kinds and bool(kinds & {"upper", "lower"}) and not placeholder_key(value)
+    """A value of the key's exact length named by its provider (`mistral key: …`)."""
+    return not placeholder_key(match.group("v"))
 
 
 def _aws_secret_ok(match: re.Match[str]) -> bool:
-    value = match.group("v")
-    return "digit" in classes(value) and not placeholder(value)
+    return not placeholder_key(match.group("v"))
 
 
 def _private_key_ok(match: re.Match[str]) -> bool:
@@ -178,9 +186,9 @@ RULES: tuple[Rule, ...] = (
         r"(?i)hooks\.slack\.com/services/(?P<v>[A-Za-z0-9_/]{20,120})"),
      lambda m: not placeholder(m.group("v"))),
     (ANTHROPIC_KEY, _prefixed("sk-ant-(?:(?:api|admin|oat|sid)\\d\\d-)?",
-                              "[A-Za-z0-9_\\-]{20,300}"), _key_ok),
+                              "[A-Za-z0-9_\\-]{20,300}"), _sk_key_ok),
     (OPENAI_KEY, _prefixed("sk-(?!ant-)(?:proj-|svcacct-|admin-|none-)?",
-                           "[A-Za-z0-9_\\-]{20,300}"), _key_ok),
+                           "[A-Za-z0-9_\\-]{20,300}"), _sk_key_ok),
     (GROQ_KEY, _prefixed("gsk_", "[A-Za-z0-9]{48,60}"), _key_ok),
     (GOOGLE_KEY, _prefixed("AIza", "[0-9A-Za-z_\\-]{35}"), _key_ok),
     (GOOGLE_OAUTH_TOKEN, _prefixed("ya29\\.", "[0-9A-Za-z_\\-]{30,300}"), _key_ok),

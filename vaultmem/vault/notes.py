@@ -108,6 +108,11 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
         text = raw.decode("utf-8", errors="replace")
         warnings.append(INVALID_UTF8)
     fields, body, body_start, error = _split(text)
+    commented = [] if error else _commented_tags(text)
+    if commented:
+        shown = ", ".join(f"#{tag}" for tag in commented)
+        warnings.append(f"{shown} in the tags line is a YAML comment, which Obsidian ignores: "
+                        "vaultmem reads it as a tag; remove the # so Obsidian does too")
     tokens = _MARKDOWN.parse(body)
     first_line = text.count("\n", 0, body_start) + 1
     headings = tuple(_headings(tokens, first_line))
@@ -116,7 +121,8 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
         path=path,
         title=_title(fields, headings, path),
         aliases=tuple(_aliases(fields)),
-        tags=_dedupe_casefold([*_frontmatter_tags(fields), *_inline_tags(inline)]),
+        tags=_dedupe_casefold([*_frontmatter_tags(fields), *commented,
+                               *_inline_tags(inline)]),
         links=tuple(link for content in inline for link in _links(content)),
         headings=headings,
         fields=fields,
@@ -186,6 +192,25 @@ def _frontmatter_tags(fields: Mapping[str, object]) -> Iterator[str]:
             tag = word.lstrip("#")
             if tag and not tag.isdigit():
                 yield tag
+
+
+_TAGS_LINE_COMMENT = re.compile(r"^tags?[ \t]*:[^#\n]*?[ \t]#(?P<comment>[^\n]*)$", re.M)
+_HASHTAGS = re.compile(r"[^\s#,\x00-\x2c.\x3a-\x40\x5b-\x5e`\x7b-\x7f]+"
+                       r"(?:[ \t,]+#[^\s#,\x00-\x2c.\x3a-\x40\x5b-\x5e`\x7b-\x7f]+)*[ \t]*")
+
+
+def _commented_tags(text: str) -> list[str]:
+    """`tags: one, two #three`: YAML reads ` #three` as a comment, but the person who wrote it
+    meant a tag. Only a comment made of hashtags alone on a flow `tags:` line counts."""
+    block = locate(text)
+    if block is None:
+        return []
+    found = []
+    for match in _TAGS_LINE_COMMENT.finditer(block.yaml_text):
+        comment = match.group("comment")
+        if _HASHTAGS.fullmatch(comment):
+            found += [tag for tag in re.split(r"[\s,#]+", comment) if tag and not tag.isdigit()]
+    return found
 
 
 def _inline_tags(inline: list[str]) -> Iterator[str]:

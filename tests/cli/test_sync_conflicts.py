@@ -74,8 +74,12 @@ def test_touch_and_get_land_on_the_original(env: dict[str, str]) -> None:
 
 @pytest.mark.timeout(120)
 def test_copies_are_not_forget_candidates(env: dict[str, str]) -> None:
-    data = invoke_json(["gc", "--now", NOW], env=env)
-    assert not {SYNCTHING, DROPBOX} & {item["path"] for item in data["archive"]}
+    vault = Path(env["VAULTMEM_VAULT"])
+    faded = "memories/2026-10-05 tried-caddy-in-front-of-gitea.md"  # a forget candidate
+    copy = faded.replace(".md", " (conflicted copy 2026-11-24).md")
+    (vault / copy).write_bytes((vault / faded).read_bytes())
+    paths = [item["path"] for item in invoke_json(["gc", "--now", NOW], env=env)["archive"]]
+    assert faded in paths and copy not in paths and len(paths) == 3
 
 
 @pytest.mark.timeout(180)

@@ -8,6 +8,7 @@ import type {
   ObserveResponse,
   PromoteResponse,
   RelatedResponse,
+  RestoreResponse,
   ReviewResponse,
   SearchResponse,
   Status,
@@ -169,6 +170,11 @@ export class DaemonClient {
   /** Pins (never forgotten, archived or merged away) or unpins a memory; not a use. */
   setPinned(idOrPath: string, pinned: boolean): Promise<Memory> {
     return this.call<Memory>("POST", "/v1/pin", { id: idOrPath, pinned });
+  }
+
+  /** Brings an archived memory back: active, used now, out of the archive folder. */
+  restore(idOrPath: string): Promise<RestoreResponse> {
+    return this.call<RestoreResponse>("POST", "/v1/restore", { id: idOrPath });
   }
 
   /** Health (is it up, which vault) then status (is the token accepted). Never throws. */

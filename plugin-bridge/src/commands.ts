@@ -1,6 +1,6 @@
 // The plugin's commands. Each action is a plain function of the host, so tests can run it.
 // A command about the open memory is offered only when it applies (a memory note is open, and
-// for promote/pin/unpin, in a state where that makes sense).
+// for promote/pin/unpin/restore, in a state where that makes sense).
 
 import type { Plugin, TFile } from "obsidian";
 import { describeError, isNotAMemory } from "./client";
@@ -18,6 +18,7 @@ const CAN_REINFORCE: Applies = (memory) => memory.status !== "archived";
 const CAN_PROMOTE: Applies = (memory) => memory.status === "active";
 const CAN_PIN: Applies = (memory) => !memory.pinned && memory.status !== "archived";
 const CAN_UNPIN: Applies = (memory) => memory.pinned;
+const CAN_RESTORE: Applies = (memory) => memory.status === "archived";
 
 export function registerCommands(plugin: Plugin, host: PluginHost): void {
   plugin.addCommand({ id: "search", name: "Search memories", callback: () => openSearch(host) });
@@ -29,6 +30,8 @@ export function registerCommands(plugin: Plugin, host: PluginHost): void {
     checkCallback: whenMemoryOpen(host, CAN_PIN, () => void pinCurrentMemory(host)) });
   plugin.addCommand({ id: "unpin-current-memory", name: "Unpin current memory",
     checkCallback: whenMemoryOpen(host, CAN_UNPIN, () => void unpinCurrentMemory(host)) });
+  plugin.addCommand({ id: "restore-current-memory", name: "Restore current memory from the archive",
+    checkCallback: whenMemoryOpen(host, CAN_RESTORE, () => void restoreCurrentMemory(host)) });
   plugin.addCommand({ id: "show-review-queue", name: "Show review queue",
     callback: () => void showReviewQueue(host) });
   plugin.addCommand({ id: "show-related-notes", name: "Show related notes",
@@ -142,6 +145,21 @@ async function setCurrentPinned(host: PluginHost, pinned: boolean): Promise<void
   try {
     const memory = await host.client().setPinned(current.id, pinned);
     notify(pinned ? `pinned "${memory.title}": it will not be forgotten` : `unpinned "${memory.title}"`);
+    host.refreshStatus();
+  } catch (error) {
+    reportError(error, current.file);
+  }
+}
+
+/** An archived memory becomes active again and moves back out of the archive folder. */
+export async function restoreCurrentMemory(host: PluginHost): Promise<void> {
+  const current = currentMemory(host);
+  if (current === null) {
+    return;
+  }
+  try {
+    const result = await host.client().restore(current.id);
+    notify(`restored "${result.memory.title}" to ${result.restored.to}`);
     host.refreshStatus();
   } catch (error) {
     reportError(error, current.file);

@@ -123,6 +123,11 @@ export interface Move {
   reason?: string;
 }
 
+export interface RestoreResponse {
+  restored: Move;
+  memory: Memory;
+}
+
 export interface PromoteResponse {
   dry_run: boolean;
   promote: DecisionItem[];

@@ -40,7 +40,7 @@ describe("main.js bundle", () => {
     const plugin = new PluginClass(app, { id: "vaultmem-bridge" });
     plugin.load();
     await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(app.commands.size).toBe(7);
+    expect(app.commands.size).toBe(8);
     plugin.unload();
     expect(app.commands.size).toBe(0);
   });

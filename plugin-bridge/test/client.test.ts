@@ -22,7 +22,7 @@ function echoDaemon(): FakeDaemon {
   for (const [method, path] of [["GET", "/v1/health"], ["GET", "/v1/status"], ["POST", "/v1/search"],
     ["GET", `/v1/memories/${MEMORY_ID}`], ["GET", "/v1/memories/memories%2Fa%20b%2B%23.md"],
     ["POST", "/v1/touch"], ["POST", "/v1/observe"], ["GET", "/v1/review"], ["POST", "/v1/related"],
-    ["POST", "/v1/promote"], ["POST", "/v1/pin"]] as const) {
+    ["POST", "/v1/promote"], ["POST", "/v1/pin"], ["POST", "/v1/restore"]] as const) {
     daemon.on(method, path, ok({ answered: path }));
   }
   return daemon;
@@ -102,6 +102,11 @@ describe("DaemonClient requests", () => {
       url: `${BASE_URL}/v1/pin`, method: "POST", headers: POST_HEADERS, body: { id: MEMORY_ID, pinned: true } });
     expect(await sent((c) => c.setPinned(MEMORY_PATH, false))).toEqual({
       url: `${BASE_URL}/v1/pin`, method: "POST", headers: POST_HEADERS, body: { id: MEMORY_PATH, pinned: false } });
+  });
+
+  it("restore sends the id or path", async () => {
+    expect(await sent((c) => c.restore(MEMORY_ID))).toEqual({
+      url: `${BASE_URL}/v1/restore`, method: "POST", headers: POST_HEADERS, body: { id: MEMORY_ID } });
   });
 
   it("trims the base URL's trailing slashes and the token's whitespace", async () => {

@@ -5,6 +5,7 @@ import {
   promoteCurrentMemory,
   registerCommands,
   reinforceCurrentNote,
+  restoreCurrentMemory,
   showRelatedNotes,
   showReviewQueue,
   unpinCurrentMemory,
@@ -71,15 +72,15 @@ function confirmation(): { title: string; text: string; buttons: ButtonComponent
 }
 
 describe("registered commands", () => {
-  it("registers the seven commands, the memory ones only with a memory open", async () => {
+  it("registers the eight commands, the memory ones only with a memory open", async () => {
     const { app, host, memoryFile, noteFile } = setup(new FakeDaemon().on("POST", "/v1/touch", ok(memory())));
     const plugin = new Plugin(app, { id: "vaultmem-bridge", name: "vaultmem", version: "0", minAppVersion: "0",
       description: "", author: "" });
     registerCommands(plugin as never, host);
     expect([...app.commands.keys()]).toEqual(["vaultmem-bridge:search", "vaultmem-bridge:reinforce-current-note",
       "vaultmem-bridge:promote-current-memory", "vaultmem-bridge:pin-current-memory",
-      "vaultmem-bridge:unpin-current-memory", "vaultmem-bridge:show-review-queue",
-      "vaultmem-bridge:show-related-notes"]);
+      "vaultmem-bridge:unpin-current-memory", "vaultmem-bridge:restore-current-memory",
+      "vaultmem-bridge:show-review-queue", "vaultmem-bridge:show-related-notes"]);
     const reinforce = app.commands.get("vaultmem-bridge:reinforce-current-note")!;
     expect(reinforce.checkCallback!(true)).toBe(false);
     app.workspace.openFileForTest(noteFile);
@@ -93,12 +94,13 @@ describe("registered commands", () => {
     expect(Modal.opened[0]).toBeInstanceOf(MemorySearchModal);
   });
 
-  it("offers promote, pin and unpin only where they apply", () => {
+  it("offers promote, pin, unpin and restore only where they apply", () => {
     const { app, host, noteFile } = setup();
     registerCommands(new Plugin(app, { id: "vaultmem-bridge", name: "vaultmem", version: "0", minAppVersion: "0",
       description: "", author: "" }) as never, host);
     const offered = (): string[] => ["reinforce-current-note", "promote-current-memory", "pin-current-memory",
-      "unpin-current-memory"].filter((id) => app.commands.get(`vaultmem-bridge:${id}`)!.checkCallback!(true));
+      "unpin-current-memory", "restore-current-memory"]
+      .filter((id) => app.commands.get(`vaultmem-bridge:${id}`)!.checkCallback!(true));
     expect(offered()).toEqual([]);
     app.workspace.openFileForTest(noteFile);
     expect(offered()).toEqual([]);
@@ -111,7 +113,7 @@ describe("registered commands", () => {
     expect(open("memories/b.md", { stm_status: "active", stm_pinned: true })).toEqual(["reinforce-current-note",
       "promote-current-memory", "unpin-current-memory"]);
     expect(open("STM/c.md", { stm_status: "promoted" })).toEqual(["reinforce-current-note", "pin-current-memory"]);
-    expect(open("memories/archive/d.md", { stm_status: "archived" })).toEqual([]);
+    expect(open("memories/archive/d.md", { stm_status: "archived" })).toEqual(["restore-current-memory"]);
   });
 });
 
@@ -396,6 +398,32 @@ describe("promote current memory", () => {
       `vaultmem: ${MEMORY_PATH} is promoted, not active`, 'vaultmem: "Home" is not a memory']);
     expect(Notice.shown[0]!.hidden).toBe(true);
     expect(daemon.requests).toHaveLength(1);
+  });
+});
+
+describe("restore current memory", () => {
+  it("restores the open archived memory by its stm_id and says where it went", async () => {
+    const daemon = new FakeDaemon().on("POST", "/v1/restore", ok({
+      restored: { id: MEMORY_ID, from: `memories/archive/${MEMORY_PATH.split("/")[1]}`, to: MEMORY_PATH },
+      memory: memory({ status: "active" }),
+    }));
+    const { app, host, memoryFile } = setup(daemon);
+    app.workspace.openFileForTest(memoryFile);
+    await restoreCurrentMemory(host);
+    expect(daemon.requests.map((r) => [r.route, r.parsed])).toEqual([["POST /v1/restore", { id: MEMORY_ID }]]);
+    expect(Notice.messages).toEqual([`vaultmem: restored "NAS UPS battery replaced" to ${MEMORY_PATH}`]);
+    expect(host.refreshes).toBe(1);
+  });
+
+  it("shows the daemon's reason when the memory is not archived", async () => {
+    const daemon = new FakeDaemon().on("POST", "/v1/restore",
+      errorResponse(400, "invalid_input", `${MEMORY_PATH} is active, not archived: there is nothing to restore`));
+    const { app, host, memoryFile } = setup(daemon);
+    app.workspace.openFileForTest(memoryFile);
+    await restoreCurrentMemory(host);
+    expect(Notice.messages).toEqual([
+      `vaultmem: ${MEMORY_PATH} is active, not archived: there is nothing to restore`]);
+    expect(host.refreshes).toBe(0);
   });
 });
 

@@ -49,7 +49,7 @@ describe("plugin lifecycle", () => {
     const { app } = vaultApp();
     const plugin = await loadPlugin(app, { token: TOKEN });
     expect(plugin.settings.token).toBe(TOKEN);
-    expect(app.commands.size).toBe(7);
+    expect(app.commands.size).toBe(8);
     expect([...app.viewFactories.keys()]).toEqual(["vaultmem-review", "vaultmem-related"]);
     expect(app.settingTabs).toHaveLength(1);
     expect(app.ribbonIcons).toHaveLength(1);

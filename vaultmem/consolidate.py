@@ -28,7 +28,6 @@ during 4 leaves archived notes outside the archive folder; the next sweep moves 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -47,6 +46,7 @@ from vaultmem.core.consolidation import (
 )
 from vaultmem.core.decay import score
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
+from vaultmem.core.sync import consolidated_id
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
 from vaultmem.lifecycle import Lifecycle, _content_of, normalise_text
@@ -99,7 +99,8 @@ class Consolidator:
             cluster = _find(snapshot.clusters, cluster_id)
             members = self._best_first(cluster, snapshot.memories, now)
             state = replace(
-                merge_states([m.state for m in members], cluster.cohesion, str(uuid.uuid4()),
+                merge_states([m.state for m in members], cluster.cohesion,
+                             consolidated_id(cluster.id, now.date()),
                              now, strength_max=self.params.reinforce.strength_max,
                              decay=self.params.decay),
                 source=SOURCE,

@@ -314,3 +314,20 @@ def test_sample_vault_restic_memories_form_a_cluster(tmp_path: Path, apps: list[
         "memories/archive/2026-11-06 sam-prefers-restic-over-borg.md",
         "memories/archive/2026-11-12 sam-prefers-restic-to-borg.md",
     }
+
+
+def test_two_devices_merging_one_cluster_write_one_memory(tmp_path: Path, vault: Path,
+                                                          apps: list[App]) -> None:
+    """Synced vaults: each device's daemon may merge the same cluster before the sync carries
+    either result. Both name the merged memory alike (same id, same note), so sync sees one
+    note changed twice (at worst a conflict copy that reconcile folds in), not two memories."""
+    _kettle_pair(vault)
+    other = copy_vault(vault, tmp_path / "other" / "vault")
+    results = []
+    for root in (vault, other):
+        _, consolidator = _consolidator(apps, root)
+        [cluster] = consolidator.clusters(NOW)
+        results.append(consolidator.merge(cluster.id, NOW)["merged_into"])
+    assert results[0]["id"] == results[1]["id"] and results[0]["path"] == results[1]["path"]
+    here, there = (root / results[0]["path"] for root in (vault, other))
+    assert here.read_bytes() == there.read_bytes()

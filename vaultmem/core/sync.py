@@ -19,6 +19,7 @@ import re
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 
 from .memory import ACTIVE, ARCHIVED, PROMOTED, MemoryState
 
@@ -228,3 +229,10 @@ def copy_id(memory_id: str, path: str) -> str:
     """The id an archived conflict copy gets (so it no longer shares the memory's id): derived
     from both, so every device that reconciles the same copy writes the same bytes."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"vaultmem:{memory_id}:{path}"))
+
+
+def consolidated_id(cluster_id: str, day: date) -> str:
+    """The id of the memory a cluster is merged into: two devices that merge the same cluster
+    on the same day before sync carries either result write one memory twice (a conflict
+    copy that reconciling folds into one), not two memories that say the same thing."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"vaultmem:consolidated:{cluster_id}:{day}"))

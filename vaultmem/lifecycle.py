@@ -318,7 +318,10 @@ class Lifecycle:
 
     def _move(self, path: str, folder: str) -> str | None:
         """Move a note into `folder`; None when its user moved or deleted it since its state
-        was written (a later sweep's `finish_moves` moves it if it is still in the vault)."""
+        was written (a later sweep's `finish_moves` moves it if it is still in the vault).
+        A note already in `folder` stays where it is."""
+        if PurePosixPath(path).parent == PurePosixPath(folder.strip("/")):
+            return path
         name = PurePosixPath(path).name
         with self.engine.memories.lock:  # a flush must not write the note mid-move
             target = _free_path(self.engine.root, folder, name)

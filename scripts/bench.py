@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_churn import churn
+from bench_filters import filtered_search, filtered_summary
 from bench_queries import QUERIES
 from bench_report import (
     CHECKER,
@@ -368,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                               args.reindex_repeats, results)
             rounds = args.repeats if size < 50000 else max(1, args.repeats - 1)
             search_latency(syn, rounds, results)
+            filtered_search(syn, rounds, results)
             if size == args.churn_size and args.churn:
                 keep = syn
             else:
@@ -447,6 +449,7 @@ def summary(results: Results, args: argparse.Namespace) -> None:
         target = _search_target(size)
         note = f"(target <= {ms(target)} ms): {verdict(value <= target)}" if target else ""
         say(f"search p50 at {size} chunks: {ms(value)} ms {note}")
+    filtered_summary(results)
     for point, value in results.churn_ratios.items():
         detail = results.churn_detail.get(point, {})
         say(f"search p50 churned/fresh, {point}: {value:.2f} (target <= {TARGETS['churn']}): "

@@ -33,6 +33,7 @@ class Results:
     policy_points: dict[int, str] = field(default_factory=dict)  # policy -> its worst point
     optimise_cost: dict[int, float] = field(default_factory=dict)
     fts_refresh: float = 0.0
+    filtered_ratio: dict[str, float] = field(default_factory=dict)  # label -> p50 ratio
 
 
 def say(text: str = "") -> None:

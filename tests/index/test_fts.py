@@ -70,3 +70,43 @@ def test_arbitrary_text_never_raises(index: LanceIndex, query: str, k: int) -> N
 def test_fts_terms_are_plain_lowercase_words() -> None:
     assert fts_terms('Cats AND "Dogs" (OR) title:x') == "cats and dogs or title x"
     assert fts_terms("x" * 41 + " ok") == "ok"
+
+
+@pytest.mark.parametrize("k", [1, 2, 50])
+@pytest.mark.parametrize("query", ["review memory decay", "kitten puppy", "deadline receipts"])
+def test_broad_filters_find_what_the_prefilter_finds(
+    index: LanceIndex, query: str, k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index.vector_search(EMBEDDER.embed_query(query), 1)  # the matrix counts the notes
+    paths = sorted(all_note_paths())
+    for allowed in ({paths[0]}, set(paths[:2]), set(paths[1:4]), set(paths)):
+        monkeypatch.setattr("vaultmem.index.lance.BROAD_FILTER", 0)  # always the prefilter
+        prefiltered = index.text_search(query, k, paths=allowed)
+        monkeypatch.setattr("vaultmem.index.lance.BROAD_FILTER", 10**9)  # fetch more, keep
+        kept = index.text_search(query, k, paths=allowed)
+        assert [h.chunk_id for h in kept] == [h.chunk_id for h in prefiltered]
+        assert all(hit.path in allowed for hit in kept)
+
+
+def all_note_paths() -> list[str]:
+    return [record.path for record, _ in all_notes()]
+
+
+def test_too_few_allowed_hits_fall_back_to_the_prefilter(index: LanceIndex) -> None:
+    terms = fts_terms("a the review memory kitten puppy deadline dogs cats")
+    calls: list[str | None] = []
+    original = index._full_text
+
+    def spy(terms: str, k: int, where: str | None) -> list:  # type: ignore[type-arg]
+        calls.append(where)
+        return original(terms, k, where)
+
+    index._full_text = spy  # type: ignore[method-assign]
+    try:
+        for path in all_note_paths():
+            broad = index._text_search_broad(terms, 1, {path}, 1)  # fetches only 2 hits
+            assert [h.chunk_id for h in broad] == [
+                h.chunk_id for h in original(terms, 1, f"path IN ('{path}')")]
+    finally:
+        del index._full_text
+    assert any(where is not None for where in calls)  # some note ranked below the 2 fetched

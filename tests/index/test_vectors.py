@@ -118,3 +118,24 @@ def test_search_edge_cases() -> None:
     assert matrix.search(query, 10, paths=["missing.md"]) == []
     with pytest.raises(ValueError):
         matrix.add(["x#0"], ["x"], ["t"], np.ones((1, DIM + 1), dtype=np.float32))
+
+
+@pytest.mark.parametrize("share", [0.9, 0.3, 0.05, 0.01])
+def test_broad_filters_walk_the_ranking_and_find_what_gathering_rows_finds(
+    share: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(7)
+    matrix = VectorMatrix(DIM)
+    for i in range(400):
+        _add_note(matrix, f"n{i}.md", _unit_rows(rng, 1 + i % 3))
+    matrix.remove_paths([f"n{i}.md" for i in range(0, 400, 7)])  # some tombstones
+    allowed = {f"n{i}.md" for i in range(400) if rng.random() < share}
+    for k in (1, 10, 50, 2000):
+        query = rng.standard_normal(DIM).astype(np.float32)
+        monkeypatch.setattr("vaultmem.index.vectors.BROAD_FILTER", 0)  # gather rows
+        gathered = matrix.search(query, k, allowed)
+        monkeypatch.setattr("vaultmem.index.vectors.BROAD_FILTER", 10**9)  # walk the ranking
+        walked = matrix.search(query, k, allowed)
+        assert [h.chunk_id for h in walked] == [h.chunk_id for h in gathered]
+        assert [h.score for h in walked] == pytest.approx([h.score for h in gathered])
+        assert all(hit.path in allowed for hit in walked)

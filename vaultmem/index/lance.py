@@ -29,7 +29,7 @@ from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
 from vaultmem.index.identity import META_FILE, identity_problem
-from vaultmem.index.vectors import VectorMatrix
+from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
@@ -178,21 +178,42 @@ class LanceIndex:
             if self._chunks is None:
                 return []
             self.ensure_fts_index()
-            full_text = MultiMatchQuery(
-                terms,
-                list(tb.FTS_COLUMNS),
-                boosts=[1.0, _TITLE_BOOST],
-                operator=FullTextOperator.OR,
-            )
-            search = self._chunks.search(full_text, query_type="fts")
-            search = search.select(["chunk_id", "path", "text", "_score"]).limit(k)
-            if paths is not None:
-                search = search.where(tb.in_list("path", paths), prefilter=True)
-            rows = search.to_arrow().to_pylist()
+            notes = self._matrix.note_count if self._matrix is not None else 0
+            if paths is not None and len(paths) * BROAD_FILTER >= notes > 0:
+                return self._text_search_broad(terms, k, paths, notes)
+            where = tb.in_list("path", paths) if paths is not None else None
+            return self._full_text(terms, k, where)
+
+    def _full_text(self, terms: str, k: int, where: str | None) -> list[ChunkHit]:
+        full_text = MultiMatchQuery(
+            terms,
+            list(tb.FTS_COLUMNS),
+            boosts=[1.0, _TITLE_BOOST],
+            operator=FullTextOperator.OR,
+        )
+        search = self._chunks.search(full_text, query_type="fts")
+        search = search.select(["chunk_id", "path", "text", "_score"]).limit(k)
+        if where is not None:
+            search = search.where(where, prefilter=True)
+        rows = search.to_arrow().to_pylist()
         return [
             ChunkHit(row["chunk_id"], row["path"], row["text"], float(row["_score"]))
             for row in rows
         ]
+
+    def _text_search_broad(
+        self, terms: str, k: int, paths: Collection[str], notes: int
+    ) -> list[ChunkHit]:
+        """A filter that keeps many notes: a list of thousands of paths makes the prefilter
+        cost several times the search, so fetch more unfiltered hits and keep the allowed
+        ones; only if too few are allowed among them, fall back to the prefilter."""
+        allowed = paths if isinstance(paths, (set, frozenset)) else set(paths)
+        depth = max(2 * k, int(2 * k * notes / max(len(allowed), 1)))
+        hits = self._full_text(terms, depth, None)
+        kept = [hit for hit in hits if hit.path in allowed][:k]
+        if len(kept) == k or len(hits) < depth:  # enough, or every match was seen
+            return kept
+        return self._full_text(terms, k, tb.in_list("path", allowed))
 
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]:
         with self._lock:

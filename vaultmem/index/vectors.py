@@ -20,6 +20,9 @@ from vaultmem.core.ranking import ChunkHit
 from vaultmem.index.base import Vector
 
 _MIN_CAPACITY = 1024
+# A path filter keeping at least 1/BROAD_FILTER of the notes is searched by walking the
+# unfiltered ranking (see VectorMatrix._search_broad); narrower ones gather their own rows.
+BROAD_FILTER = 20
 _MIN_DEAD_FOR_COMPACTION = 1024
 
 
@@ -56,6 +59,11 @@ class VectorMatrix:
     @property
     def paths(self) -> set[str]:
         return set(self._rows_by_path)
+
+    @property
+    def note_count(self) -> int:
+        """Number of notes with live rows."""
+        return len(self._rows_by_path)
 
     def add(
         self,
@@ -118,6 +126,8 @@ class VectorMatrix:
         if k <= 0 or len(self) == 0:
             return []
         query = _unit(query.astype(np.float32, copy=False))
+        if paths is not None and len(paths) * BROAD_FILTER >= len(self._rows_by_path):
+            return self._search_broad(query, k, paths)
         rows, scores = self._scores(query, paths)
         if scores.size == 0:
             return []
@@ -131,6 +141,26 @@ class VectorMatrix:
                 score=float(scores[i]),
             )
             for i, row in zip(order, picked, strict=True)
+        ]
+
+    def _search_broad(self, query: Vector, k: int, paths: Collection[str]) -> list[ChunkHit]:
+        """A filter that keeps many notes: rank every row (as unfiltered), then walk the best
+        rows down until k belong to allowed notes, widening the walk when too few do. Exact,
+        and far cheaper than gathering the allowed notes' rows one by one."""
+        allowed = paths if isinstance(paths, (set, frozenset)) else set(paths)
+        _, scores = self._scores(query, None)
+        live = len(self)
+        share = max(len(allowed), 1) / max(len(self._rows_by_path), 1)
+        depth = min(live, max(4 * k, int(2 * k / share)))
+        while True:
+            order = _top_k(scores, depth)
+            picked = [row for row in order if self._paths[row] in allowed][:k]
+            if len(picked) == k or depth >= live:
+                break
+            depth = min(live, depth * 4)
+        return [
+            ChunkHit(self._ids[row], self._paths[row], self._texts[row], float(scores[row]))
+            for row in picked
         ]
 
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]:

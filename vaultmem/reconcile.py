@@ -66,7 +66,8 @@ class Reconciler:
         self._move_to_archive = move_to_archive
 
     def reconcile(self, now: datetime, *, apply: bool = False) -> JSON:
-        plans = [p for p in (self._plan(g) for g in self.store.duplicates().values()) if p]
+        groups = [self._with_pending(group) for group in self.store.duplicates().values()]
+        plans = [p for p in (self._plan(group) for group in groups) if p]
         merged = [] if not apply else [m for m in (self._apply(p) for p in plans) if m]
         return {
             "dry_run": not apply,
@@ -76,6 +77,12 @@ class Reconciler:
         }
 
     # planning -----------------------------------------------------------------------------
+
+    def _with_pending(self, group: list[MemoryNote]) -> list[MemoryNote]:
+        """The group (canonical first) with the uses pending here laid over the canonical note,
+        so a dry run shows the count an apply writes."""
+        current = self.store.try_load(group[0].path)
+        return [current or group[0], *group[1:]]
 
     def _plan(self, group: list[MemoryNote]) -> CopyPlan | None:
         states = {m.path: m.state for m in group}

@@ -9,6 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
+from vaultmem.api import Api
+from vaultmem.app import build_app
+from vaultmem.config import load_settings
+from vaultmem.usage import UsageJournal
 from vaultmem.vault.frontmatter import parse
 
 pytestmark = pytest.mark.timeout(180)
@@ -53,3 +57,29 @@ def test_the_scheduled_reconcile_merges_a_copy_that_sync_brought(tmp_path: Path)
     assert copy_fields["stm_status"] == "archived"
     assert copy_fields["stm_merged_into"] == SESSIONS_ID
     assert status["sync"]["duplicates"] == []
+
+
+def test_a_dry_run_counts_the_uses_still_pending_in_the_journal(tmp_path: Path) -> None:
+    vault = redated_sample_vault(tmp_path / "vault")
+    original = (vault / SESSIONS).read_text(encoding="utf-8")
+    (vault / COPY).write_text(original.replace(
+        "stm_use_count: 6\n", "stm_use_count: 8\nstm_uses_by: desk-9f8e=2\n"), encoding="utf-8")
+    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
+    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
+        "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake",
+        "device_id": "laptop-1a2b"})
+    app = build_app(settings, journal=journal)
+    try:
+        app.engine.reindex()
+        api = Api(engine=app.engine, lifecycle=app.lifecycle)
+        api.call("touch", {"id": SESSIONS_ID})  # pending in the journal, not in the note yet
+        assert (vault / SESSIONS).read_text(encoding="utf-8") == original
+        dry = api.call("reconcile", {})
+        assert dry["duplicates"][0]["use_count"] == 9 and (vault / COPY).exists()
+        done = api.call("reconcile", {"apply": True})
+        assert done["merged"][0]["use_count"] == 9 and len(journal) == 0
+    finally:
+        app.close()
+        journal.close()
+    fields, _, _ = parse((vault / SESSIONS).read_text(encoding="utf-8"))
+    assert fields["stm_use_count"] == 9

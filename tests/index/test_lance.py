@@ -361,3 +361,41 @@ def test_the_app_opens_the_index_with_the_configured_limits(tmp_path: Path) -> N
         assert app.index().stats()["cache_bytes"] >= 0
     finally:
         app.close()
+
+
+@pytest.mark.timeout(60)
+def test_searches_go_on_while_an_optimise_runs(tmp_path: Path) -> None:
+    import threading
+
+    index = LanceIndex(tmp_path / "index", EMBEDDER.name)
+    try:
+        index.apply(upserts=all_notes())
+        started, release = threading.Event(), threading.Event()
+        chunks = index._chunks
+        real_optimize = chunks.optimize
+
+        def slow_optimize(**options: object) -> None:
+            started.set()
+            release.wait(30)
+            real_optimize(**options)
+
+        chunks.optimize = slow_optimize
+        worker = threading.Thread(target=index.optimize)
+        worker.start()
+        try:
+            assert started.wait(30)
+            query = "kitten yarn"
+            assert index.text_search(query, 3)  # answered while the optimise is held up
+            assert index.vector_search(EMBEDDER.embed_query(query), 3)
+            writer = threading.Thread(target=index.apply, kwargs={"deletes": ["animals/dogs.md"]})
+            writer.start()
+            writer.join(0.5)
+            assert writer.is_alive()  # a write waits for the optimise
+        finally:
+            release.set()
+            worker.join(30)
+        writer.join(30)
+        assert not writer.is_alive()
+        assert "animals/dogs.md" not in {h.path for h in index.text_search("puppy dogs", 5)}
+    finally:
+        index.close()

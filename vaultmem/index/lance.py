@@ -56,7 +56,8 @@ class LanceIndex:
             metadata_cache_size_bytes=options.metadata_cache_mb * 2**20,
         )
         self.rebuilt_reason: str | None = None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the tables, the matrix and their state
+        self._write_lock = threading.RLock()  # writers and optimise, one at a time
         self._db: Any = None
         self._notes: Any = None
         self._chunks: Any = None
@@ -254,14 +255,15 @@ class LanceIndex:
         plan = ChangePlan.build(upserts, meta_updates, moves, deletes)
         if plan.is_empty:
             return
-        with self._lock, _storage_errors():
-            carried = self._carried_chunks(plan)
-            new_chunks = self._new_chunk_rows(plan, carried)
-            # Chunks first: if the process dies in between, the note rows still carry the old
-            # hashes, so the next sync redoes the change.
-            self._write_chunks(plan.chunk_paths_to_remove(carried), new_chunks)
-            self._write_notes(plan)
-            self._writes_since_optimize += 1
+        with self._write_lock:
+            with self._lock, _storage_errors():
+                carried = self._carried_chunks(plan)
+                new_chunks = self._new_chunk_rows(plan, carried)
+                # Chunks first: if the process dies in between, the note rows still carry the
+                # old hashes, so the next sync redoes the change.
+                self._write_chunks(plan.chunk_paths_to_remove(carried), new_chunks)
+                self._write_notes(plan)
+                self._writes_since_optimize += 1
             if self.optimize_every > 0 and self._writes_since_optimize >= self.optimize_every:
                 self.optimize()
 
@@ -311,13 +313,19 @@ class LanceIndex:
     # ---- maintenance ------------------------------------------------------------------
 
     def optimize(self) -> None:
-        """Compact fragments, bring indexes up to date and drop old versions."""
-        with self._lock, _storage_errors():
-            for table in (self._notes, self._chunks):
-                if table is not None:
+        """Compact fragments, bring indexes up to date and drop old versions.
+
+        Searches go on meanwhile (an optimise takes seconds at 10k chunks): it holds only the
+        writers' lock, and LanceDB keeps the versions that running searches read."""
+        with self._write_lock:
+            with self._lock:
+                tables = [t for t in (self._notes, self._chunks) if t is not None]
+            with _storage_errors():
+                for table in tables:
                     table.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
-            self._writes_since_optimize = 0
-            self.ensure_fts_index()
+            with self._lock:
+                self._writes_since_optimize = 0
+                self.ensure_fts_index()
 
     def ensure_fts_index(self) -> None:
         """Create the full-text indexes on chunk text and title if they are missing."""
@@ -354,7 +362,7 @@ class LanceIndex:
             return result
 
     def close(self) -> None:
-        with self._lock:
+        with self._write_lock, self._lock:  # after a running optimise
             self._notes = self._chunks = self._db = None
             self._matrix = None
 

@@ -312,6 +312,27 @@ def test_gc_and_sweep_change_nothing_unless_told(daemon: DaemonProcess, vault: P
 
 
 @pytest.mark.timeout(180)
+def test_an_archived_memory_is_restored_and_pinned(daemon: DaemonProcess, vault: Path,
+                                                   tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with mcp_session(daemon.env, tmp_path / "mcp.log") as s:
+            archived = (await ok(s, "gc", {"dry_run": False}))["archived"]
+            [move] = [m for m in archived if m["from"] == CADDY]
+            assert stm(vault, move["to"])["stm_status"] == "archived"
+            back = await ok(s, "restore_memory", {"id": move["id"]})
+            assert back["restored"] == {"id": move["id"], "from": move["to"], "to": CADDY}
+            assert back["memory"]["status"] == "active" and stm(vault, CADDY)["stm_status"] == (
+                "active")
+            again = await fails(s, "restore_memory", {"id": move["id"]})
+            assert "is active, not archived" in again
+            pinned = await ok(s, "pin_memory", {"id": move["id"], "pinned": True})
+            assert pinned["pinned"] is True
+            await settled(lambda: stm(vault, CADDY).get("stm_pinned") is True)
+
+    anyio.run(scenario)
+
+
+@pytest.mark.timeout(180)
 def test_no_tool_reaches_outside_the_vault(daemon: DaemonProcess, vault: Path,
                                            tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"

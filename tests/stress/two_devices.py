@@ -84,8 +84,24 @@ class Device:
 
 
 def notes(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.md"))
-            if not any(part.startswith(".") for part in p.relative_to(root).parts)}
+    """Every note's bytes (a note moved or deleted while this reads it is left out)."""
+    found = {}
+    for path in sorted(root.rglob("*.md")):
+        rel = path.relative_to(root)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        try:
+            found[str(rel)] = path.read_bytes()
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
 
 
 def _put(path: Path, data: bytes) -> None:
@@ -120,27 +136,37 @@ class Syncer:
                 self.agreed[path] = ours
                 continue
             changed = True
+            seen = (ours, theirs)
             if ours == base:
-                self._set(path, theirs)
+                self._set(path, theirs, seen)
             elif theirs == base:
-                self._set(path, ours)
+                self._set(path, ours, seen)
             else:
-                self._conflict(path, ours, theirs, now)
+                self._conflict(path, seen, now)
         return changed
 
-    def _set(self, path: str, data: bytes | None) -> None:
-        for root in (self.a, self.b):
+    def _set(self, path: str, data: bytes | None, seen: tuple[bytes | None, ...]) -> bool:
+        """Make both sides hold `data`, unless a side changed since this pass read it (a
+        daemon wrote it meanwhile): then leave it, and the next pass sees the new change."""
+        for root, before in zip((self.a, self.b), seen, strict=True):
             target = root / path
+            current = _read(target)
+            if current == data:
+                continue
+            if current != before:
+                return False
             if data is None:
                 target.unlink(missing_ok=True)
-            elif not target.exists() or target.read_bytes() != data:
+            else:
                 _put(target, data)
         self.agreed[path] = data
+        return True
 
-    def _conflict(self, path: str, ours: bytes | None, theirs: bytes | None,
+    def _conflict(self, path: str, seen: tuple[bytes | None, bytes | None],
                   now: datetime) -> None:
+        ours, theirs = seen
         if ours is None or theirs is None:  # a change beats a delete
-            self._set(path, ours if ours is not None else theirs)
+            self._set(path, ours if ours is not None else theirs, seen)
             return
         self.conflicts += 1
         winner, loser = (ours, theirs) if self.rng.random() < 0.5 else (theirs, ours)
@@ -148,8 +174,8 @@ class Syncer:
         stamp = (now + timedelta(seconds=self.serial)).strftime("%Y%m%d-%H%M%S")
         device = "ABCDEFG" if loser is ours else "HIJKLMN"
         copy = re.sub(r"\.md$", f".sync-conflict-{stamp}-{device}.md", path)
-        self._set(path, winner)
-        self._set(copy, loser)
+        self._set(copy, loser, (None, None))  # the loser is kept before the name changes
+        self._set(path, winner, seen)
 
 
 @dataclass

@@ -12,7 +12,7 @@ from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
 from vaultmem.api import Api
 from vaultmem.app import build_app
 from vaultmem.config import load_settings
-from vaultmem.usage import UsageJournal
+from vaultmem.usage import JournaledMemoryStore, UsageJournal
 from vaultmem.vault.frontmatter import parse
 
 pytestmark = pytest.mark.timeout(180)
@@ -83,3 +83,38 @@ def test_a_dry_run_counts_the_uses_still_pending_in_the_journal(tmp_path: Path) 
         journal.close()
     fields, _, _ = parse((vault / SESSIONS).read_text(encoding="utf-8"))
     assert fields["stm_use_count"] == 9
+
+
+def test_after_a_last_writer_wins_sync_the_next_use_brings_this_devices_uses_back(
+        tmp_path: Path) -> None:
+    """A sync tool that keeps one version and no copy replaced the note with the other
+    device's (which never saw this device's two uses). This device's next use continues from
+    the count in its journal and puts its two lost uses back in the note."""
+    vault = redated_sample_vault(tmp_path / "vault")
+    original = (vault / SESSIONS).read_text(encoding="utf-8")
+    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
+    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
+        "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake",
+        "device_id": "laptop-1a2b"})
+    app = build_app(settings, journal=journal)
+    try:
+        app.engine.reindex()
+        api = Api(engine=app.engine, lifecycle=app.lifecycle)
+        store = app.engine.memories
+        assert isinstance(store, JournaledMemoryStore)
+        for _ in range(2):
+            api.call("touch", {"id": SESSIONS_ID})
+        store.flush()
+        assert parse((vault / SESSIONS).read_text(encoding="utf-8"))[0]["stm_use_count"] == 8
+        (vault / SESSIONS).write_text(original.replace(  # the other device's version wins
+            "stm_use_count: 6\n", "stm_use_count: 7\nstm_uses_by: desk-9f8e=1\n"),
+            encoding="utf-8")
+        app.engine.reindex()
+        api.call("touch", {"id": SESSIONS_ID})
+        store.flush()
+    finally:
+        app.close()
+        journal.close()
+    fields, _, _ = parse((vault / SESSIONS).read_text(encoding="utf-8"))
+    assert fields["stm_uses_by"] == "desk-9f8e=1 laptop-1a2b=3"
+    assert fields["stm_use_count"] == 10  # 6 + 1 there + 3 here

@@ -29,6 +29,7 @@ class SearchHit:
     review: bool
     memory_id: str | None
     tags: tuple[str, ...]
+    matched: bool = False  # relevance at or above the documented match threshold
 
 
 def obsidian_uri(vault_name: str, path: str) -> str:
@@ -81,6 +82,7 @@ def search_json(hits: Sequence[SearchHit], *, query: str, vault_name: str) -> JS
                 "uri": obsidian_uri(vault_name, hit.path),
                 "tags": list(hit.tags),
                 "relevance": round(hit.relevance, 6),
+                "matched": hit.matched,
                 "score": None if hit.score is None else round(hit.score, 6),
                 "final": round(hit.final, 6),
                 "review": hit.review,

@@ -17,12 +17,12 @@ from vaultmem.core.decisions import Policy, decide
 from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES, MemoryState, future_problem
 from vaultmem.core.planning import plan_sweep
 from vaultmem.core.ranking import (
+    MATCH_THRESHOLD,
     ChunkHit,
-    aggregate_by_note,
     blend_review,
-    fuse,
+    note_signals,
+    rank_notes,
     rerank,
-    text_weight_for,
 )
 from vaultmem.core.reinforce import (
     ReinforceParams,
@@ -38,9 +38,14 @@ from vaultmem.index.catalog import Catalog
 from vaultmem.indexer import Indexer, Progress, SyncReport
 from vaultmem.memories import MemoryNote, MemoryStore
 from vaultmem.protocol import JSON, SearchHit, coverage_json, memory_json, search_json
+from vaultmem.search_context import query_context
 from vaultmem.vault.ignore import IgnoreRules
 
 REVIEW_RELEVANCE_FLOOR = 0.3
+# Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
+VECTOR_POOL = 500
+TEXT_POOL = 200
+RERANK_POOL = 50
 
 
 class SearchIndex(Protocol):
@@ -257,8 +262,13 @@ class Engine:
     def search(
         self, query: str, now: datetime, *, top_k: int | None = None,
         filters: SearchFilters = SearchFilters(), include_review: bool = True,
+        min_relevance: float = 0.0,
     ) -> JSON:
+        """Hybrid search (docs/architecture.md, "Search"). Only notes whose relevance is at
+        least `min_relevance` are returned (MATCH_THRESHOLD: real matches only)."""
         query = query.strip()
+        if not 0.0 <= min_relevance <= 1.0:
+            raise InvalidInput("min_relevance must be between 0 and 1")
         if not query:
             raise InvalidInput("the search query is empty")
         top_k = top_k or self.params.top_k
@@ -270,14 +280,14 @@ class Engine:
                    if filters.narrows else None)
         if allowed is not None and not allowed:
             return search_json([], query=query, vault_name=self.params.vault_name)
-        pool = max(50, top_k * 5)
         index = self._index()
-        vector_hits = index.vector_search(self.embedder.embed_query(query), pool, paths=allowed)
-        text_hits = index.text_search(query, pool, paths=allowed)
-        matches = aggregate_by_note(
-            fuse(vector_hits, text_hits, text_weight=text_weight_for(query)),
-            vector_hits=vector_hits, query=query,
-        )
+        vector_hits = index.vector_search(
+            self.embedder.embed_query(query), VECTOR_POOL, paths=allowed)
+        text_hits = index.text_search(query, TEXT_POOL, paths=allowed)
+        signals = note_signals(vector_hits, text_hits)
+        matches = rank_notes(signals, query_context(self.catalog, query, signals),
+                             limit=max(RERANK_POOL, top_k * 5))
+        matches = [m for m in matches if m.relevance >= min_relevance]
         records = self.catalog.records_for(m.path for m in matches)
         memories = self._candidate_memories(records)
         matches = [m for m in matches if self._visible(m.path, filters, memories)]
@@ -315,6 +325,7 @@ class Engine:
             path=ranked.path, title=title, snippet=ranked.snippet,
             relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
             review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
+            matched=ranked.relevance >= MATCH_THRESHOLD,
         )
 
     # helpers ------------------------------------------------------------------------------

@@ -7,16 +7,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultmem.core.ranking import (
+    MATCH_THRESHOLD,
     ChunkHit,
     NoteMatch,
+    NoteSignals,
+    QueryContext,
     Ranked,
-    aggregate_by_note,
     blend_review,
-    fuse,
+    hybrid_scores,
     memory_factor,
+    note_signals,
+    rank_notes,
     rerank,
     snippet,
-    text_weight_for,
 )
 
 
@@ -24,77 +27,99 @@ def hit(chunk_id: str, score: float = 0.5, path: str | None = None, text: str = 
     return ChunkHit(chunk_id, path or f"{chunk_id.split('#')[0]}.md", text or chunk_id, score)
 
 
-def test_fuse_normalises_each_list_and_weights_them() -> None:
-    vector = [hit("a#0", 0.8), hit("b#0", 0.4)]
-    text = [hit("b#0", 7.0), hit("c#0", 3.5)]
-    fused = dict((h.chunk_id, s) for h, s in fuse(vector, text, text_weight=0.3))
-    assert fused["a#0"] == pytest.approx(0.7 * 1.0)
-    assert fused["b#0"] == pytest.approx(0.7 * 0.5 + 0.3 * 1.0)
-    assert fused["c#0"] == pytest.approx(0.3 * 0.5)
-    order = [h.chunk_id for h, _ in fuse(vector, text, text_weight=0.3)]
-    assert order == ["a#0", "b#0", "c#0"]
+def signals(vector: list[ChunkHit], text: list[ChunkHit]) -> dict[str, NoteSignals]:
+    return note_signals(vector, text)
 
 
-def test_fuse_ignores_repeated_chunk_in_one_list_and_empty_lists() -> None:
-    fused = fuse([hit("a#0", 1.0), hit("a#0", 0.2), hit("b#0", 0.5)], [], text_weight=0.0)
-    assert dict((h.chunk_id, s) for h, s in fused) == {"a#0": 1.0, "b#0": 0.5}
-    assert fuse([], []) == []
-    with pytest.raises(ValueError):
-        fuse([], [], text_weight=1.5)
-
-
-def test_when_nothing_is_close_in_meaning_the_exact_word_wins() -> None:
-    # a rare word: the nearest chunks by meaning are noise (cosine 0.15), one chunk has it
-    noise = [hit("b#0", 0.15), hit("c#0", 0.14), hit("a#0", 0.05)]
-    text = [hit("a#0", 4.2)]
-    order = [h.chunk_id for h, _ in fuse(noise, text, text_weight=0.5)]
-    assert order[0] == "a#0"
-    fused = dict((h.chunk_id, s) for h, s in fuse(noise, text, text_weight=0.5))
-    assert fused["b#0"] == pytest.approx(0.5 * 0.15 / 0.5)  # normalised by the floor
-    # a confident best cosine is normalised as before
-    close = dict((h.chunk_id, s) for h, s in fuse([hit("b#0", 0.8)], [], text_weight=0.3))
-    assert close["b#0"] == pytest.approx(0.7)
-
-
-def test_short_queries_weigh_exact_words_more() -> None:
-    assert text_weight_for("PgBouncer") > text_weight_for("how do I pool database connections")
-
-
-def test_aggregate_one_entry_per_note() -> None:
+def test_note_signals_take_each_notes_best_chunk_per_list() -> None:
     vector = [hit("a#1", 0.9, text="alpha beta"), hit("a#2", 0.45), hit("b#0", 0.6)]
-    text = [hit("a#1", 9.0, text="alpha beta"), hit("c#0", 4.5)]
-    matches = aggregate_by_note(fuse(vector, text, text_weight=0.3), vector_hits=vector,
-                                query="beta")
-    assert [m.path for m in matches] == ["a.md", "b.md", "c.md"]
-    best = matches[0]
-    assert best.chunk_id == "a#1"
-    # best chunk 1.0 (top of both lists) plus half of the second (0.7·0.5), over the bound 2
-    assert best.relevance == pytest.approx((1.0 + 0.5 * 0.35) / 2)
-    assert best.vector_similarity == 0.9
-    assert best.snippet == "alpha beta"
-    assert matches[1].vector_similarity == 0.6
-    assert matches[2].vector_similarity is None
-    assert all(0.0 < m.relevance <= 1.0 for m in matches)
+    text = [hit("a#2", 9.0), hit("c#0", 4.5)]
+    found = signals(vector, text)
+    assert set(found) == {"a.md", "b.md", "c.md"}
+    assert found["a.md"].cosine == 0.9 and found["a.md"].text_score == 9.0
+    assert found["c.md"].cosine is None and found["b.md"].text_score == 0.0
 
 
-def test_aggregate_more_matching_chunks_count_but_are_bounded() -> None:
-    single = aggregate_by_note(fuse([hit("a#0")], [], text_weight=0.0))[0].relevance
-    several = aggregate_by_note(
-        fuse([hit("a#0"), hit("a#1"), hit("a#2")], [], text_weight=0.0))[0].relevance
-    assert single == pytest.approx(0.5)
-    assert single < several < single * 2
+def test_hybrid_scores_normalise_each_signal_and_weight_them() -> None:
+    found = signals([hit("a#0", 0.8), hit("b#0", 0.4)], [hit("b#0", 7.0), hit("c#0", 3.5)])
+    scores = hybrid_scores(found, text_weight=0.6)
+    assert scores["a.md"] == pytest.approx(0.4 * 1.0)
+    assert scores["b.md"] == pytest.approx(0.4 * 0.0 + 0.6 * 1.0)
+    assert scores["c.md"] == pytest.approx(0.6 * 0.5)  # only found by words: the lowest cosine
+    with pytest.raises(ValueError):
+        hybrid_scores(found, text_weight=1.5)
 
 
-def test_several_good_passages_beat_one_chunk_found_by_both_lists() -> None:
-    """A note that matches by meaning in many passages outranks one chunk that is 6th by
-    meaning and 1st by words (the sample vault's spaced-repetition query, real scores)."""
-    vector = [hit("m#1", 0.565), hit("m#2", 0.532), hit("m#0", 0.453), hit("h#2", 0.414),
-              hit("x#0", 0.366), hit("n#2", 0.331), hit("m#6", 0.322)]
-    text = [hit("n#2", 7.24), hit("r#5", 5.14), hit("d#0", 3.79), hit("n#1", 3.31),
-            hit("c#0", 3.04), hit("m#6", 2.86)]
-    matches = aggregate_by_note(fuse(vector, text))
-    assert matches[0].path == "m.md"
-    assert all(0.0 < m.relevance <= 1.0 for m in matches)
+def test_a_long_note_gains_nothing_from_its_many_loose_matches() -> None:
+    """Per-note evidence is the best chunk: twelve loosely matching sections of a long note do
+    not outrank the one short note that matches well."""
+    long_note = [hit(f"long#{i}", 0.50) for i in range(12)]
+    vector = [hit("short#0", 0.55), *long_note]
+    text = [hit("short#0", 5.0), *[hit(f"long#{i}", 4.0) for i in range(12)]]
+    ranked = rank_notes(signals(vector, text), QueryContext("word count"))
+    assert ranked[0].path == "short.md"
+
+
+def test_a_note_named_exactly_as_the_query_ranks_first() -> None:
+    vector = [hit("cli#0", 0.62, text="word count of the vault"), hit("wc#0", 0.40)]
+    text = [hit("cli#0", 8.0), hit("wc#0", 3.0)]
+    names = {"cli.md": ("Obsidian CLI",), "wc.md": ("Word count",)}
+    ranked = rank_notes(signals(vector, text), QueryContext("word count", names=names))
+    assert [m.path for m in ranked] == ["wc.md", "cli.md"]
+    assert ranked[0].relevance == 1.0
+
+
+def test_an_alias_named_by_the_query_lifts_the_note() -> None:
+    vector = [hit("a#0", 0.50), hit("b#0", 0.45), hit("c#0", 0.2)]
+    names = {"a.md": ("Alpha",), "b.md": ("Router setup", "openwrt box")}
+    plain = rank_notes(signals(vector, []), QueryContext("my openwrt box firmware"))
+    named = rank_notes(signals(vector, []), QueryContext("my openwrt box firmware", names=names))
+    assert plain[0].path == "a.md"
+    assert named[0].path == "b.md"
+
+
+def test_thread_neighbours_lift_the_answer_after_a_matching_question() -> None:
+    question = "2023-05-08 s01 t001 Mel.md"
+    answer = "2023-05-08 s01 t002 Cat.md"
+    other = "2023-05-09 s02 t001 Mel.md"
+    vector = [hit(f"{question[:-3]}#0", 0.7, path=question), hit(f"{other[:-3]}#0", 0.45,
+              path=other), hit(f"{answer[:-3]}#0", 0.40, path=answer)]
+    neighbours = {question: [(answer, 1)], answer: [(question, 1)]}
+    alone = rank_notes(signals(vector, []), QueryContext("q"))
+    threaded = rank_notes(signals(vector, []), QueryContext("q", neighbours=neighbours))
+    assert [m.path for m in alone][1:] == [other, answer]
+    assert [m.path for m in threaded][1:] == [answer, other]
+
+
+def test_relevance_is_absolute_a_query_matching_nothing_is_not_confident() -> None:
+    """The best note of a query that matches nothing (low cosines, none of its words) gets a
+    low relevance, while a real match gets a high one, though both are first of their lists."""
+    junk = signals([hit("a#0", 0.21, text="battery of the ups"), hit("b#0", 0.18)], [])
+    real = signals([hit("a#0", 0.71, text="battery of the ups"), hit("b#0", 0.3)],
+                   [hit("a#0", 6.0, text="battery of the ups")])
+    weak = rank_notes(junk, QueryContext("Wie repariere ich mein Fahrrad"))
+    strong = rank_notes(real, QueryContext("ups battery"))
+    assert weak[0].relevance < MATCH_THRESHOLD <= strong[0].relevance
+    assert all(0.0 <= m.relevance <= 1.0 for m in weak + strong)
+    assert [m.relevance for m in strong] == sorted((m.relevance for m in strong), reverse=True)
+
+
+def test_rank_notes_of_nothing_is_empty() -> None:
+    assert rank_notes({}, QueryContext("anything")) == []
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcdef"), st.integers(0, 3),
+                          st.floats(-1.0, 1.0), st.floats(0.0, 20.0)), max_size=30),
+       st.text(max_size=30))
+def test_rank_notes_is_a_permutation_with_relevance_in_unit_interval(
+    rows: list[tuple[str, int, float, float]], query: str,
+) -> None:
+    vector = [hit(f"{n}#{i}", c) for n, i, c, _ in rows]
+    text = [hit(f"{n}#{i}", b) for n, i, _, b in rows if b > 0]
+    ranked = rank_notes(signals(vector, text), QueryContext(query))
+    assert sorted(m.path for m in ranked) == sorted({f"{n}.md" for n, *_ in rows})
+    assert all(0.0 <= m.relevance <= 1.0 for m in ranked)
+    assert [m.relevance for m in ranked] == sorted((m.relevance for m in ranked), reverse=True)
 
 
 def test_snippet_short_text_is_whole() -> None:

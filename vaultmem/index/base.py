@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 #: Bump when the layout of the stored tables changes; an index with another version is rebuilt.
-SCHEMA_VERSION: int = 1
+SCHEMA_VERSION: int = 2  # 2: aliases join the title in the full-text index
 
 Vector = npt.NDArray[np.float32]
 
@@ -76,6 +76,24 @@ class ChunkRecord:
     heading: str
     text: str
     vector: Vector
+
+
+def note_names(record: NoteRecord) -> tuple[str, ...]:
+    """What a user calls a note: its file name (Obsidian's name for it), its title (frontmatter
+    `title` or first heading) and its aliases, each once."""
+    return names_of(record.path, record.title, record.aliases)
+
+
+def names_of(path: str, title: str, aliases: Sequence[str]) -> tuple[str, ...]:
+    stem = path.rpartition("/")[2]
+    stem = stem[: stem.rfind(".")] if "." in stem[1:] else stem
+    names = (stem, title, *aliases)
+    return tuple(dict.fromkeys(name for name in names if name.strip()))
+
+
+def searchable_title(record: NoteRecord) -> str:
+    """The full-text index's title field: every name of the note."""
+    return " | ".join(note_names(record))
 
 
 def chunk_id_for(path: str, index: int) -> str:

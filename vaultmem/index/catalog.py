@@ -110,6 +110,19 @@ class Catalog:
         )
         return {row[0]: _to_record(row) for row in rows}
 
+    def names_for(self, paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """Title and aliases of each known path (lighter than `records_for`)."""
+        wanted = list(dict.fromkeys(paths))
+        found: dict[str, tuple[str, tuple[str, ...]]] = {}
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            marks = ", ".join("?" * len(part))
+            rows = self._query(
+                f"SELECT path, title, aliases FROM notes WHERE path IN ({marks})", tuple(part))
+            for path, title, aliases in rows:
+                found[path] = (title, tuple(json.loads(aliases)) if aliases else ())
+        return found
+
     def paths_with_prefix(self, prefix: str) -> list[str]:
         """Paths that start with `prefix`, in order (a range scan of the primary key)."""
         rows = self._query(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from vaultmem.index.base import ChunkRecord, NoteRecord
+from vaultmem.index.base import ChunkRecord, NoteRecord, searchable_title
 from vaultmem.index.tables import relocate_chunks
 
 
@@ -80,7 +80,8 @@ class ChangePlan:
         return None
 
     def upsert_chunks(self) -> list[tuple[ChunkRecord, str]]:
-        return [(chunk, record.title) for record, chunks in self.upserts for chunk in chunks]
+        return [(chunk, searchable_title(record)) for record, chunks in self.upserts
+                for chunk in chunks]
 
     def rewritten_chunks(self, carried: pa.Table) -> list[pa.Table]:
         """Moved chunks under their new path, and chunks of retitled notes with the new title."""
@@ -89,11 +90,13 @@ class ChangePlan:
         for old, record in self.moves:
             if old in rows_by_path:
                 parts.append(
-                    relocate_chunks(carried.take(rows_by_path[old]), record.path, record.title)
+                    relocate_chunks(carried.take(rows_by_path[old]), record.path,
+                                    searchable_title(record))
                 )
         for path in self._retitled(carried, rows_by_path):
             record = self._meta_record(path)
-            parts.append(relocate_chunks(carried.take(rows_by_path[path]), path, record.title))
+            parts.append(relocate_chunks(carried.take(rows_by_path[path]), path,
+                                         searchable_title(record)))
         return parts
 
     def chunk_paths_to_remove(self, carried: pa.Table | None) -> set[str]:
@@ -109,7 +112,8 @@ class ChangePlan:
         return [
             record.path
             for record in self.meta_updates
-            if any(titles[row] != record.title for row in rows_by_path.get(record.path, ()))
+            if any(titles[row] != searchable_title(record)
+                   for row in rows_by_path.get(record.path, ()))
         ]
 
     def _meta_record(self, path: str) -> NoteRecord:

@@ -1,0 +1,83 @@
+"""Names, threads and absolute evidence: the query-side signals of ranking."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vaultmem.core.relevance import (
+    content_words,
+    evidence,
+    name_match,
+    propagate,
+    thread_key,
+    thread_neighbours,
+    word_evidence,
+)
+
+
+def test_content_words_drop_stop_words_numbers_and_accents() -> None:
+    assert content_words("What is the Café in 2023?") == ["cafe"]
+
+
+@pytest.mark.parametrize(("query", "names", "coverage", "exact"), [
+    ("word count", ["Word count"], 1.0, True),
+    ("Word-Count!", ["word count"], 1.0, True),
+    ("how do I fold headings", ["Folding"], 1.0, False),  # fold / folding share a stem
+    ("fold", ["Settings"], 0.0, False),
+    ("my openwrt box", ["Router setup", "OpenWrt box"], 1.0, False),
+    ("What did Caroline research?", ["2023-05-25 s02 t008 Caroline"], 1.0, False),
+    ("notes from session s02", ["2023-05-25 s02 t008 Caroline"], 0.5, False),
+    ("", ["Anything"], 0.0, False),
+])
+def test_name_match(query: str, names: list[str], coverage: float, exact: bool) -> None:
+    found = name_match(query, names)
+    assert found.coverage == pytest.approx(coverage)
+    assert found.exact is exact
+
+
+@pytest.mark.parametrize(("path", "key"), [
+    ("conv/2023-05-08 s01 t003 Caroline.md", "conv/2023-05-08"),
+    ("2026-11-24.md", "2026-11-24"),
+    ("memories/2026-09-21 nas-ups-battery-replaced.md", "memories/2026-09-21"),
+    ("notes/Word count.md", None),
+    ("notes/20230508 no dashes.md", None),
+    ("notes/2023-05-081 not a date.md", None),
+])
+def test_thread_key(path: str, key: str | None) -> None:
+    assert thread_key(path) == key
+
+
+def test_thread_neighbours_within_width_in_name_order() -> None:
+    thread = ["d/2023-01-01 t4.md", "d/2023-01-01 t1.md", "d/2023-01-01 t3.md",
+              "d/2023-01-01 t2.md", "d/2023-01-01 t5.md"]
+    found = thread_neighbours(thread, "d/2023-01-01 t3.md", 1)
+    assert found == [("d/2023-01-01 t2.md", 1), ("d/2023-01-01 t4.md", 1)]
+    assert len(thread_neighbours(thread, "d/2023-01-01 t1.md", 2)) == 2
+    assert thread_neighbours(thread, "elsewhere.md", 2) == []
+
+
+def test_propagate_adds_a_share_of_the_best_neighbour_less_with_distance() -> None:
+    scores = {"a": 1.0, "b": 0.0, "c": 0.2}
+    neighbours = {"b": [("a", 1), ("c", 1)], "c": [("a", 2)]}
+    lifted = propagate(scores, neighbours, share=0.5, decay=0.7)
+    assert lifted["a"] == 1.0
+    assert lifted["b"] == pytest.approx(0.5)
+    assert lifted["c"] == pytest.approx(0.2 + 0.5 * 0.7)
+
+
+@given(st.dictionaries(st.sampled_from("abcde"), st.floats(0.0, 1.0)), st.floats(0.0, 1.0))
+def test_propagate_never_lowers_a_score(scores: dict[str, float], share: float) -> None:
+    neighbours = {p: [(q, 1) for q in scores if q != p] for p in scores}
+    lifted = propagate(scores, neighbours, share=share, decay=0.7)
+    assert all(lifted[p] >= scores[p] for p in scores)
+
+
+def test_evidence_is_meaning_or_words_on_an_absolute_scale() -> None:
+    assert evidence(None, "zorblatt widget", "the zorblatt widget needs oiling") == 1.0
+    assert evidence(0.9, "completely different words", "unrelated text") == 1.0
+    assert evidence(0.15, "Wie repariere ich mein Fahrrad", "the bike needs a new tyre") == 0.0
+    assert 0.0 < evidence(0.4, "ups battery", "nothing") < 0.5
+    assert word_evidence("painting sunsets", "she paints a sunset") == 1.0
+    assert word_evidence("the of and", "anything") == 0.0

@@ -1,0 +1,187 @@
+"""The query-side signals of ranking: names, threads and how confident a match is.
+
+* Names: a note's title and aliases are what a user types to find it. The share of a name's
+  words that a query mentions lifts the note, and a query that *is* a note's name puts that
+  note first.
+* Threads: notes in one folder whose file names start with the same date (`2023-05-08 …`:
+  conversation turns, daily logs, memories saved that day) are read in name order; a note
+  near a strongly matching note of its thread gains part of that note's score, because a
+  short turn or entry is rarely understandable alone (the answer follows the question).
+* Confidence: the absolute strength of a query's best evidence (cosine of meaning, share of
+  the query's words present), so that relevance means the same across queries and a query
+  that matches nothing well does not return confident results.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_THREAD_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?=$|[ T_.-])")
+
+#: Words too common to say anything about what a query is after.
+STOP_WORDS = frozenset((
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "done",
+    "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my", "no",
+    "not", "of", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same",
+    "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
+    "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
+    "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
+    "why", "will", "with", "would", "you", "your", "yours", "yourself", "tell", "show", "find",
+    "know", "get", "got", "let", "s", "t",
+))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased, accent-folded word tokens."""
+    return _WORD.findall(_fold(text))
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry meaning: no stop words, no bare numbers, no one-letter words."""
+    return [w for w in words(text) if w not in STOP_WORDS and len(w) > 1 and not w.isdigit()]
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """A light suffix strip so that `painting`, `paints` and `painted` meet at `paint`."""
+    for suffix in ("ings", "ing", "edly", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_stems(name: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in content_words(name))
+
+
+@functools.lru_cache(maxsize=65536)
+def _normal_name(text: str) -> str:
+    return " ".join(words(text))
+
+
+def _has_digit(word: str) -> bool:
+    return any(ch.isdigit() for ch in word)
+
+
+# ---- names ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    coverage: float  # share of the best-matching name's words that the query mentions
+    exact: bool  # the query is one of the note's names (case, accents, punctuation aside)
+
+
+def name_match(query: str, names: Iterable[str]) -> NameMatch:
+    """How much of the note's title or an alias the query names."""
+    query_stems = _name_stems(query)
+    normal_query = _normal_name(query)
+    best, exact = 0.0, False
+    for name in names:
+        if not name.strip():
+            continue
+        if normal_query and _normal_name(name) == normal_query:
+            exact = True
+        name_words = set(_name_stems(name))
+        # Numbering and dates in a name ("s01", "2023") count only when the query has them.
+        name_words = {w for w in name_words if w in query_stems or not _has_digit(w)}
+        if name_words:
+            best = max(best, len(name_words & query_stems) / len(name_words))
+    return NameMatch(best, exact)
+
+
+# ---- threads ----------------------------------------------------------------------------------
+
+
+def thread_key(path: str) -> str | None:
+    """`folder/YYYY-MM-DD` for a note whose file name starts with a date, else None."""
+    folder, _, name = path.rpartition("/")
+    found = _THREAD_DATE.match(name)
+    if found is None:
+        return None
+    return f"{folder + '/' if folder else ''}{found.group(1)}"
+
+
+def thread_neighbours(
+    thread: Sequence[str], path: str, width: int
+) -> list[tuple[str, int]]:
+    """The notes within `width` places of `path` in its thread (name order), with distances."""
+    ordered = sorted(thread)
+    try:
+        here = ordered.index(path)
+    except ValueError:
+        return []
+    low, high = max(0, here - width), min(len(ordered), here + width + 1)
+    return [(ordered[i], abs(i - here)) for i in range(low, high) if i != here]
+
+
+def propagate(
+    scores: Mapping[str, float],
+    neighbours: Mapping[str, Sequence[tuple[str, int]]],
+    *,
+    share: float,
+    decay: float,
+) -> dict[str, float]:
+    """score + share · the best neighbour's score (× decay for each further place)."""
+    result = {}
+    for path, value in scores.items():
+        lift = max(
+            (scores.get(other, 0.0) * decay ** (distance - 1)
+             for other, distance in neighbours.get(path, ())),
+            default=0.0,
+        )
+        result[path] = value + share * lift
+    return result
+
+
+# ---- confidence -------------------------------------------------------------------------------
+
+#: all-MiniLM-L6-v2 cosines: below ~0.25 unrelated, above ~0.6 clearly about the same thing.
+COSINE_NONE = 0.25
+COSINE_FULL = 0.6
+
+
+def cosine_evidence(cosine: float | None) -> float:
+    """A cosine mapped onto [0, 1]: 0 at COSINE_NONE or below, 1 at COSINE_FULL or above."""
+    if cosine is None:
+        return 0.0
+    return min(max((cosine - COSINE_NONE) / (COSINE_FULL - COSINE_NONE), 0.0), 1.0)
+
+
+def word_evidence(query: str, text: str) -> float:
+    """The share of the query's content words (lightly stemmed) that occur in `text`: a stem
+    counts where a word of the text starts with it (`paint` in "paintings")."""
+    wanted = _name_stems(query)
+    if not wanted:
+        return 0.0
+    folded = _fold(text)
+    return sum(1 for stem in wanted if _word_start(stem).search(folded)) / len(wanted)
+
+
+def _fold(text: str) -> str:
+    folded = text.casefold()
+    if not folded.isascii():
+        folded = _COMBINING.sub("", unicodedata.normalize("NFKD", folded))
+    return folded
+
+
+@functools.lru_cache(maxsize=4096)
+def _word_start(stem: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + re.escape(stem))
+
+
+def evidence(cosine: float | None, query: str, text: str) -> float:
+    """Absolute evidence that a note matches the query, in [0, 1]: the stronger of meaning
+    and words, each counting alone (an exact keyword with unrelated meaning still counts)."""
+    meaning = cosine_evidence(cosine)
+    lexical = word_evidence(query, text)
+    return 1.0 - (1.0 - meaning) * (1.0 - lexical)

@@ -1,0 +1,34 @@
+"""What ranking needs from the catalog for one query: candidates' names and thread neighbours.
+
+Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
+plain values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vaultmem.core.ranking import THREAD_WIDTH, NoteSignals, QueryContext
+from vaultmem.core.relevance import thread_key, thread_neighbours
+from vaultmem.index.base import names_of
+from vaultmem.index.catalog import Catalog
+
+
+def query_context(
+    catalog: Catalog, query: str, signals: Mapping[str, NoteSignals]
+) -> QueryContext:
+    """The QueryContext of `signals`' notes."""
+    names = {
+        path: names_of(path, title, aliases)
+        for path, (title, aliases) in catalog.names_for(signals).items()
+    }
+    threads: dict[str, list[str]] = {}
+    neighbours = {}
+    for path in signals:
+        key = thread_key(path)
+        if key is None:
+            continue
+        if key not in threads:
+            threads[key] = catalog.paths_with_prefix(key)
+        neighbours[path] = thread_neighbours(threads[key], path, THREAD_WIDTH)
+    return QueryContext(query=query, names=names, neighbours=neighbours)

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 
 from vaultmem import __version__
 from vaultmem.core.memory import MEMORY_TYPES
+from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.errors import DaemonError, InvalidInput
 from vaultmem.freshness import unindexed_changes
 from vaultmem.lifecycle import Lifecycle
@@ -99,8 +100,10 @@ class Api:
             folder=body.get("folder"), window_days=body.get("window_days"),
             include_regular=not body["memories_only"],
         )
+        floor = MATCH_THRESHOLD if body["matched_only"] else 0.0
         return self.engine.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
-                                  include_review=body["include_review"])
+                                  include_review=body["include_review"],
+                                  min_relevance=max(floor, body.get("min_relevance", 0.0)))
 
     def _memory_type(self, given: str | None) -> str | None:
         """A type filter in any letter case; an unknown type is refused with the known ones."""

@@ -208,16 +208,21 @@ def reindex(ctx: Context, full: bool) -> None:
 @click.option("--days", "window_days", type=float, help="Only used/edited in the last N days.")
 @click.option("--memories-only", is_flag=True, help="Leave out regular notes.")
 @click.option("--no-review", is_flag=True, help="Do not blend in spaced-repetition items.")
+@click.option("--matched-only", is_flag=True,
+              help="Only real matches (relevance >= 0.5): none means nothing relevant.")
+@click.option("--min-relevance", type=click.FloatRange(0, 1),
+              help="Only results with at least this relevance (0-1).")
 def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...],
            tags_all: tuple[str, ...], memory_type: str | None, statuses: tuple[str, ...],
            folder: str | None, window_days: float | None, memories_only: bool,
-           no_review: bool) -> None:
+           no_review: bool, matched_only: bool, min_relevance: float | None) -> None:
     """Hybrid search (meaning + exact words) over every note, re-ranked by memory strength."""
     from vaultmem.cli_output import show_search
 
     body: dict[str, Any] = {"query": query, "memories_only": memories_only,
-                            "include_review": not no_review}
+                            "include_review": not no_review, "matched_only": matched_only}
     optional = {"top_k": top_k, "type": memory_type, "folder": folder,
+                "min_relevance": min_relevance,
                 "window_days": window_days, "tags": list(tags_any) or None,
                 "all_tags": list(tags_all) or None, "status": list(statuses) or None}
     body.update({k: v for k, v in optional.items() if v is not None})

@@ -47,14 +47,18 @@ def show_sync(d: dict[str, Any]) -> None:
 def show_search(d: dict[str, Any]) -> None:
     results = d["results"]
     if not results:
-        _echo(f"no notes match {d['query']!r}")
+        _echo(f"nothing relevant for {d['query']!r}")
         return
+    if not any(hit.get("matched") for hit in results):
+        _echo(f"no real match for {d['query']!r}; the closest notes, all weak:")
     for n, hit in enumerate(results, 1):
         kind = "memory" if hit["id"] else "note"
         score = "" if hit["score"] is None else f"  memory score {hit['score']:.3f}"
         review = "  [review]" if hit["review"] else ""
+        weak = "" if hit.get("matched") else "  (weak)"
         _echo(f"{n}. {hit['title']}  ({kind}: {hit['path']})")
-        _echo(f"   relevance {hit['relevance']:.3f}{score}  final {hit['final']:.3f}{review}")
+        _echo(f"   relevance {hit['relevance']:.3f}{weak}{score}  "
+              f"final {hit['final']:.3f}{review}")
         if hit["snippet"]:
             _echo(f"   {hit['snippet']}")
 

@@ -71,6 +71,11 @@ REQUESTS: dict[str, Schema] = {
         "window_days": {"type": "number", "exclusiveMinimum": 0, "maximum": 36500},
         "memories_only": {**BOOL, "default": False},
         "include_review": {**BOOL, "default": True},
+        "matched_only": {**BOOL, "default": False,
+                         "description": "Only real matches: relevance at least the match "
+                                        "threshold (0.5); no results means nothing relevant."},
+        "min_relevance": {"type": "number", "minimum": 0, "maximum": 1,
+                          "description": "Only results with at least this relevance (0-1)."},
     }, ("query",)),
     "related": body({"id": REF, "path": REF, "top_k": {**TOP_K, "default": 5}},
                     oneOf=one_of("id", "path")),

@@ -41,11 +41,17 @@ def test_exact_words(env: dict[str, str], query: str, expected: str) -> None:
     ("remembering what I read by testing myself at increasing intervals",
      "Reading/Make It Stick.md"),
     ("reach my home servers securely while traveling", "Areas/Homelab/Tailscale VPN.md"),
-    ("why don't we use tokens for login in the recipe app",
-     "Projects/Crumb/Authentication Design.md"),
 ])
 def test_by_meaning(env: dict[str, str], query: str, expected: str) -> None:
     assert _top(env, query)[0] == expected
+
+
+def test_by_meaning_the_two_notes_that_answer_lead(env: dict[str, str]) -> None:
+    """Two notes answer this one: the decision memory ("server-side sessions in Redis, not
+    JWTs") and the design note that weighs the options; both belong at the top."""
+    top = _top(env, "why don't we use tokens for login in the recipe app", 3)
+    assert {"memories/2026-11-15 crumb-server-side-sessions-in-redis.md",
+            "Projects/Crumb/Authentication Design.md"} <= set(top)
 
 
 def test_old_memory_is_still_found(env: dict[str, str]) -> None:
@@ -83,3 +89,49 @@ def test_filters(env: dict[str, str]) -> None:
     typed = invoke_json(["search", "battery", "--type", "fact", "--now", NOW], env=env)
     assert [h["path"] for h in typed["results"]] == [
         "memories/2026-09-21 nas-ups-battery-replaced.md"]
+
+
+@pytest.mark.parametrize(("query", "expected"), [
+    ("weeknight dal", "Recipes/Weeknight Dal.md"),  # the title, lower-cased
+    ("Make It Stick", "Reading/Make It Stick.md"),
+    ("recipe box", "Projects/Crumb/Crumb.md"),  # an alias, found nowhere but the frontmatter
+    ("Sessions vs JWT", "Projects/Crumb/Authentication Design.md"),  # an alias
+    ("connection pooling", "Projects/Crumb/PgBouncer Connection Pooling.md"),  # an alias
+])
+def test_a_note_named_or_aliased_as_the_query_ranks_first(
+    env: dict[str, str], query: str, expected: str
+) -> None:
+    data = invoke_json(["search", query, "--now", NOW], env=env)
+    assert data["results"][0]["path"] == expected
+    assert data["results"][0]["matched"] is True
+
+
+@pytest.mark.parametrize("query", [
+    "Wie repariere ich die Kette meines Fahrrads",  # a language the model does not read
+    "Comment réparer la chaîne de mon vélo",
+    "自行车链条怎么修理",
+    "qwxzv blorf snargle",  # words no note has
+])
+def test_a_query_that_matches_nothing_is_not_confident(env: dict[str, str], query: str) -> None:
+    data = invoke_json(["search", query, "--now", NOW], env=env)
+    assert data["results"], "without a threshold the closest notes are still listed"
+    assert all(h["relevance"] < 0.5 and not h["matched"] for h in data["results"])
+    only = invoke_json(["search", query, "--matched-only", "--now", NOW], env=env)
+    assert only["results"] == []
+    shown = invoke(["search", query, "--matched-only", "--now", NOW], env=env)
+    assert "nothing relevant" in shown.output
+
+
+def test_matched_only_keeps_the_real_matches(env: dict[str, str]) -> None:
+    everything = invoke_json(["search", "restic backups to the NAS", "--now", NOW], env=env)
+    only = invoke_json(["search", "restic backups to the NAS", "--matched-only", "--now", NOW],
+                       env=env)
+    assert only["results"]
+    assert all(h["matched"] and h["relevance"] >= 0.5 for h in only["results"])
+    assert [h["path"] for h in only["results"]] == [
+        h["path"] for h in everything["results"] if h["matched"]]
+    higher = invoke_json(["search", "restic backups to the NAS", "--min-relevance", "0.9",
+                          "--now", NOW], env=env)
+    assert all(h["relevance"] >= 0.9 for h in higher["results"])
+    bad = invoke(["search", "x", "--min-relevance", "2", "--now", NOW], env=env)
+    assert bad.exit_code != 0

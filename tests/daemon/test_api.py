@@ -247,7 +247,7 @@ def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
 def test_validate_fills_defaults_and_normalises_numbers() -> None:
     checked = validate(REQUESTS["search"], {"query": "q", "top_k": 7.0}, "search")
     assert checked == {"query": "q", "top_k": 7, "memories_only": False,
-                       "include_review": True}
+                       "include_review": True, "matched_only": False}
     assert isinstance(checked["top_k"], int)
     observe = validate(REQUESTS["observe"], {"ids": ["a"]}, "observe")
     observe["context_tags"].append("mutated")

@@ -163,8 +163,8 @@ def word_evidence(query: str, text: str) -> float:
     wanted = _name_stems(query)
     if not wanted:
         return 0.0
-    folded = _fold(text)
-    return sum(1 for stem in wanted if _word_start(stem).search(folded)) / len(wanted)
+    found = set(_word_starts(wanted).findall(_fold(text)))
+    return len(found) / len(wanted)
 
 
 def _fold(text: str) -> str:
@@ -174,9 +174,11 @@ def _fold(text: str) -> str:
     return folded
 
 
-@functools.lru_cache(maxsize=4096)
-def _word_start(stem: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)" + re.escape(stem))
+@functools.lru_cache(maxsize=1024)
+def _word_starts(stems: frozenset[str]) -> re.Pattern[str]:
+    """One pattern finding any of `stems` at the start of a word (longest first)."""
+    ordered = sorted(stems, key=lambda stem: (-len(stem), stem))
+    return re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ordered)) + ")")
 
 
 def evidence(cosine: float | None, query: str, text: str) -> float:

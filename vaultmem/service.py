@@ -289,6 +289,8 @@ class Engine:
                              limit=max(RERANK_POOL, top_k * 5))
         matches = [m for m in matches if m.relevance >= min_relevance]
         records = self.catalog.records_for(m.path for m in matches)
+        copies = self._listed_copies(records)
+        matches = [m for m in matches if m.path not in copies]
         memories = self._candidate_memories(records)
         matches = [m for m in matches if self._visible(m.path, filters, memories)]
         scores = {p: score(m.state, now, self.params.decay) for p, m in memories.items()}
@@ -303,6 +305,16 @@ class Engine:
         blended = blend_review(ranked, priorities, top_k, fraction=fraction)
         hits = [self._hit(r, records, memories) for r in blended]
         return search_json(hits, query=query, vault_name=self.params.vault_name)
+
+    def _listed_copies(self, records: dict[str, Any]) -> set[str]:
+        """Sync conflict copies whose memory's own note is also a candidate, so one memory is
+        listed once (a copy is listed only when its memory's own note is not)."""
+        copies: set[str] = set()
+        for note_id in {r.note_id for r in records.values() if r.note_id}:
+            paths = self.catalog.paths_for_note_id(note_id)
+            if len(paths) > 1 and (keep := self.memories.canonical(paths)) in records:
+                copies.update(p for p in paths if p != keep)
+        return copies
 
     def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
         loaded = (self.memories.try_load(path) for path, rec in records.items() if rec.note_id)

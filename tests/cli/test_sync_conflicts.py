@@ -145,3 +145,11 @@ def test_the_device_id_is_made_once_and_kept(tmp_path: Path) -> None:
     assert device_id(tmp_path, "desk-9f8e") == "desk-9f8e"  # the setting wins
     with pytest.raises(ConfigError, match="device_id"):
         device_id(tmp_path, "two words")
+
+
+@pytest.mark.timeout(120)
+def test_search_lists_the_memory_once_not_its_copies(env: dict[str, str]) -> None:
+    found = invoke_json(["search", "reversible migrations", "--now", NOW], env=env)
+    paths = [hit["path"] for hit in found["results"]]
+    assert ORIGINAL in paths
+    assert SYNCTHING not in paths and DROPBOX not in paths

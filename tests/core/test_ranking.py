@@ -69,6 +69,21 @@ def test_a_note_named_exactly_as_the_query_ranks_first() -> None:
     assert ranked[0].relevance == 1.0
 
 
+def test_a_short_note_named_for_the_query_beats_a_long_note_of_loose_matches() -> None:
+    """"fold headings": the note *Folding* above *Settings*, whose many sections each mention
+    folding or headings in passing (the shape seen on a real vault)."""
+    settings = [hit(f"settings#{i}", 0.52, text="fold headings in the editor settings")
+                for i in range(10)]
+    vector = [*settings, hit("folding#0", 0.50, text="Fold a heading to hide its section."),
+              hit("other#0", 0.2)]
+    folding = "Fold a heading to hide its section."
+    text = [*[hit(f"settings#{i}", 6.0, text="fold headings in the editor settings")
+              for i in range(10)], hit("folding#0", 5.5, text=folding)]
+    names = {"settings.md": ("Settings",), "folding.md": ("Folding",)}
+    ranked = rank_notes(signals(vector, text), QueryContext("fold headings", names=names))
+    assert ranked[0].path == "folding.md"
+
+
 def test_an_alias_named_by_the_query_lifts_the_note() -> None:
     vector = [hit("a#0", 0.50), hit("b#0", 0.45), hit("c#0", 0.2)]
     names = {"a.md": ("Alpha",), "b.md": ("Router setup", "openwrt box")}

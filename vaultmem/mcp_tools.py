@@ -90,6 +90,11 @@ DRY_RUN = ("true (default): only list what would change; false: apply it (notes 
 TAG_NOTE = "Obsidian tags without '#', e.g. homelab or project/web (nested tags match)."
 
 
+def _apply_unless_dry_run(arguments: JSON) -> JSON:
+    """The daemon's `apply` flag from a tool's `dry_run` argument."""
+    return {"apply": not arguments["dry_run"]}
+
+
 def _save() -> ToolSpec:
     return ToolSpec(
         "save_memory", "Save a memory", "save",
@@ -252,7 +257,7 @@ def _lifecycle() -> list[ToolSpec]:
             "memories and memories less than a day old are never forgotten. Answer: {dry_run, "
             "archive: [what qualifies, with reasons], archived: [moves], kept}.",
             _schema("gc", (), dry_run=dry_run),
-            to_body=lambda args: {"apply": not args["dry_run"]},
+            to_body=_apply_unless_dry_run,
         ),
         ToolSpec(
             "promote_memory", "Promote to a long-term note", "promote",
@@ -277,7 +282,7 @@ def _lifecycle() -> list[ToolSpec]:
             "{dry_run, duplicates: [{id, canonical, copies, use_count}], merged, "
             "git_conflicts}.",
             _schema("reconcile", (), dry_run=dry_run),
-            to_body=lambda args: {"apply": not args["dry_run"]},
+            to_body=_apply_unless_dry_run,
         ),
         ToolSpec(
             "restore_memory", "Restore an archived memory", "restore",

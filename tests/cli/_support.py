@@ -56,3 +56,12 @@ def invoke_json(args: list[str], *, env: dict[str, str] | None = None) -> Any:
 def copy_vault(source: Path, target: Path) -> Path:
     shutil.copytree(source, target, symlinks=True)
     return target
+
+
+def small_vault_env(tmp_path: Path) -> dict[str, str]:
+    """A one-note vault with the fake embedder and no config file: the CLI's environment."""
+    vault = tmp_path / "vault"
+    (vault / "Notes").mkdir(parents=True)
+    (vault / "Notes" / "Bikes.md").write_text("# Bikes\n\nSpare tubes in the garage.\n")
+    return {"VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(tmp_path / "data"),
+            "VAULTMEM_CONFIG": str(tmp_path / "none.toml"), "VAULTMEM_EMBEDDING_MODEL": "fake"}

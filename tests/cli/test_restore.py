@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._support import REFERENCE, ago, invoke, invoke_json, memory_note
+from tests.cli._support import REFERENCE, ago, invoke, invoke_json, memory_note, small_vault_env
 from tests.daemon._daemon import DaemonProcess, wait_until
 from vaultmem.client import Client
 from vaultmem.errors import NotFound
@@ -21,11 +21,7 @@ NOW = REFERENCE.isoformat()
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    vault = tmp_path / "vault"
-    (vault / "Notes").mkdir(parents=True)
-    (vault / "Notes" / "Bikes.md").write_text("# Bikes\n\nSpare tubes in the garage.\n")
-    return {"VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(tmp_path / "data"),
-            "VAULTMEM_CONFIG": str(tmp_path / "none.toml"), "VAULTMEM_EMBEDDING_MODEL": "fake"}
+    return small_vault_env(tmp_path)
 
 
 def _archived(env: dict[str, str]) -> tuple[Path, str]:

@@ -7,18 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli._support import REFERENCE, ago, invoke, invoke_json, memory_note
+from tests.cli._support import REFERENCE, ago, invoke, invoke_json, memory_note, small_vault_env
 
 NOW = REFERENCE.isoformat()
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    vault = tmp_path / "vault"
-    (vault / "Notes").mkdir(parents=True)
-    (vault / "Notes" / "Bikes.md").write_text("# Bikes\n\nSpare tubes in the garage.\n")
-    return {"VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(tmp_path / "data"),
-            "VAULTMEM_CONFIG": str(tmp_path / "none.toml"), "VAULTMEM_EMBEDDING_MODEL": "fake"}
+    return small_vault_env(tmp_path)
 
 
 @pytest.mark.timeout(120)

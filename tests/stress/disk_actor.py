@@ -17,6 +17,9 @@ from tests.stress.crash_harness import WORDS, memory_id, notes_on_disk, unique_w
 USER_FOLDERS = ("Journal", "Projects/Crash", "Inbox", "Areas/Crash")
 
 
+ARCHIVE_FOLDER = "memories/archive"  # the default archive folder the daemon runs with
+
+
 @dataclass
 class VaultModel:
     """What the user wrote. Regular notes: exact bytes by path (vaultmem never writes them).
@@ -26,6 +29,8 @@ class VaultModel:
     user: dict[str, bytes] = field(default_factory=dict)
     memories: dict[str, str] = field(default_factory=dict)
     deleted: set[str] = field(default_factory=set)
+    # ids the user moved out of the archive folder: restored by hand, by design (docs)
+    unarchived: set[str] = field(default_factory=set)
     words: list[tuple[str, str]] = field(default_factory=list)  # (unique word, note path)
 
     def learn(self, disk: dict[str, bytes]) -> None:
@@ -236,6 +241,8 @@ class DiskActor:
         except FileNotFoundError:
             return False  # the daemon moved it first: the user's rename did not happen
         self.memory_log.setdefault(found, []).append(f"rename {path} -> {target.name}")
+        if path.startswith(ARCHIVE_FOLDER + "/") and not folder.startswith(ARCHIVE_FOLDER):
+            self.model.unarchived.add(found)
         return True
 
     def delete_memory(self) -> bool:

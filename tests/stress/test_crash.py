@@ -256,7 +256,7 @@ class CrashRun:
         for merged, members in self.merges:
             self.expect(merged in by_id or merged in self.model.deleted, "merged note exists",
                         merged)
-            for member in set(members) - self.model.deleted:
+            for member in set(members) - self.model.deleted - self.model.unarchived:
                 paths = by_id.get(member, [])
                 fields = parse(disk[paths[0]].decode())[0] if paths else {}
                 self.expect(fields.get("stm_merged_into") == merged

@@ -84,8 +84,9 @@ def test_broad_filters_find_what_the_prefilter_finds(
         prefiltered = index.text_search(query, k, paths=allowed)
         monkeypatch.setattr("vaultmem.index.lance.BROAD_FILTER", 10**9)  # fetch more, keep
         kept = index.text_search(query, k, paths=allowed)
-        assert [h.chunk_id for h in kept] == [h.chunk_id for h in prefiltered]
-        assert all(hit.path in allowed for hit in kept)
+        assert [(h.chunk_id, h.text) for h in kept] == [
+            (h.chunk_id, h.text) for h in prefiltered]
+        assert all(hit.path in allowed and hit.text for hit in kept)
 
 
 def all_note_paths() -> list[str]:
@@ -97,9 +98,9 @@ def test_too_few_allowed_hits_fall_back_to_the_prefilter(index: LanceIndex) -> N
     calls: list[str | None] = []
     original = index._full_text
 
-    def spy(terms: str, k: int, where: str | None) -> list:  # type: ignore[type-arg]
+    def spy(terms: str, k: int, where: str | None, **options: bool) -> list:  # type: ignore[type-arg]
         calls.append(where)
-        return original(terms, k, where)
+        return original(terms, k, where, **options)
 
     index._full_text = spy  # type: ignore[method-assign]
     try:

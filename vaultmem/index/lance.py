@@ -14,6 +14,7 @@ import shutil
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -185,7 +186,9 @@ class LanceIndex:
             where = tb.in_list("path", paths) if paths is not None else None
             return self._full_text(terms, k, where)
 
-    def _full_text(self, terms: str, k: int, where: str | None) -> list[ChunkHit]:
+    def _full_text(
+        self, terms: str, k: int, where: str | None, *, with_text: bool = True
+    ) -> list[ChunkHit]:
         full_text = MultiMatchQuery(
             terms,
             list(tb.FTS_COLUMNS),
@@ -193,12 +196,14 @@ class LanceIndex:
             operator=FullTextOperator.OR,
         )
         search = self._chunks.search(full_text, query_type="fts")
-        search = search.select(["chunk_id", "path", "text", "_score"]).limit(k)
+        columns = ["chunk_id", "path", "text", "_score"] if with_text else [
+            "chunk_id", "path", "_score"]
+        search = search.select(columns).limit(k)
         if where is not None:
             search = search.where(where, prefilter=True)
         rows = search.to_arrow().to_pylist()
         return [
-            ChunkHit(row["chunk_id"], row["path"], row["text"], float(row["_score"]))
+            ChunkHit(row["chunk_id"], row["path"], row.get("text", ""), float(row["_score"]))
             for row in rows
         ]
 
@@ -210,11 +215,19 @@ class LanceIndex:
         ones; only if too few are allowed among them, fall back to the prefilter."""
         allowed = paths if isinstance(paths, (set, frozenset)) else set(paths)
         depth = max(2 * k, int(2 * k * notes / max(len(allowed), 1)))
-        hits = self._full_text(terms, depth, None)
+        # without the text column (most of the bytes): the kept hits' texts come from the
+        # in-memory matrix, which holds every chunk's text
+        hits = self._full_text(terms, depth, None, with_text=False)
         kept = [hit for hit in hits if hit.path in allowed][:k]
         if len(kept) == k or len(hits) < depth:  # enough, or every match was seen
-            return kept
+            texts = [self._chunk_text(hit) for hit in kept]
+            if None not in texts:
+                return [replace(hit, text=text) for hit, text in zip(kept, texts, strict=True)
+                        if text is not None]
         return self._full_text(terms, k, tb.in_list("path", allowed))
+
+    def _chunk_text(self, hit: ChunkHit) -> str | None:
+        return None if self._matrix is None else self._matrix.text_of(hit.chunk_id, hit.path)
 
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]:
         with self._lock:

@@ -116,6 +116,13 @@ class VectorMatrix:
         self._reset()
         self.add(ids, paths, texts, vectors)
 
+    def text_of(self, chunk_id: str, path: str) -> str | None:
+        """The text of one live chunk (looked up among its note's rows), or None."""
+        for row in self._rows_by_path.get(path, ()):
+            if self._ids[row] == chunk_id:
+                return self._texts[row]
+        return None
+
     def vectors_for(self, path: str) -> Vector:
         """The chunk vectors of one note, in insertion order (empty if unknown)."""
         rows = self._rows_by_path.get(path, [])

@@ -68,8 +68,12 @@ def _normal_name(text: str) -> str:
     return " ".join(words(text))
 
 
-def _has_digit(word: str) -> bool:
-    return any(ch.isdigit() for ch in word)
+@functools.lru_cache(maxsize=65536)
+def _split_stems(name: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A name's stems without digits, and those with digits."""
+    stems = _name_stems(name)
+    numbered = frozenset(w for w in stems if any(ch.isdigit() for ch in w))
+    return stems - numbered, numbered
 
 
 # ---- names ------------------------------------------------------------------------------------
@@ -91,11 +95,12 @@ def name_match(query: str, names: Iterable[str]) -> NameMatch:
             continue
         if normal_query and _normal_name(name) == normal_query:
             exact = True
-        name_words = set(_name_stems(name))
         # Numbering and dates in a name ("s01", "2023") count only when the query has them.
-        name_words = {w for w in name_words if w in query_stems or not _has_digit(w)}
-        if name_words:
-            best = max(best, len(name_words & query_stems) / len(name_words))
+        plain, numbered = _split_stems(name)
+        matched = len(plain & query_stems) + len(numbered & query_stems)
+        size = len(plain) + len(numbered & query_stems)
+        if size:
+            best = max(best, matched / size)
     return NameMatch(best, exact)
 
 

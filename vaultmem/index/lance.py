@@ -214,7 +214,7 @@ class LanceIndex:
         cost several times the search, so fetch more unfiltered hits and keep the allowed
         ones; only if too few are allowed among them, fall back to the prefilter."""
         allowed = paths if isinstance(paths, (set, frozenset)) else set(paths)
-        depth = max(2 * k, int(2 * k * notes / max(len(allowed), 1)))
+        depth = max(2 * k, int(1.5 * k * notes / max(len(allowed), 1)))
         # without the text column (most of the bytes): the kept hits' texts come from the
         # in-memory matrix, which holds every chunk's text
         hits = self._full_text(terms, depth, None, with_text=False)

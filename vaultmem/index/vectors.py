@@ -158,7 +158,7 @@ class VectorMatrix:
         _, scores = self._scores(query, None)
         live = len(self)
         share = max(len(allowed), 1) / max(len(self._rows_by_path), 1)
-        depth = min(live, max(4 * k, int(2 * k / share)))
+        depth = min(live, max(2 * k, int(1.5 * k / share)))
         while True:
             order = _top_k(scores, depth)
             picked = [row for row in order if self._paths[row] in allowed][:k]

@@ -43,8 +43,8 @@ from vaultmem.vault.ignore import IgnoreRules
 
 REVIEW_RELEVANCE_FLOOR = 0.3
 # Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
-VECTOR_POOL = 500
-TEXT_POOL = 200
+VECTOR_POOL = 400
+TEXT_POOL = 150
 RERANK_POOL = 50
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
 from vaultmem.api import Api
-from vaultmem.app import build_app
+from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.usage import JournaledMemoryStore, UsageJournal
 from vaultmem.vault.frontmatter import parse
@@ -59,16 +59,21 @@ def test_the_scheduled_reconcile_merges_a_copy_that_sync_brought(tmp_path: Path)
     assert status["sync"]["duplicates"] == []
 
 
+def journaled_app(tmp_path: Path, vault: Path) -> tuple[App, UsageJournal]:
+    """The daemon's wiring in-process: memory writes go through a usage journal."""
+    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
+    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
+        "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake",
+        "device_id": "laptop-1a2b"})
+    return build_app(settings, journal=journal), journal
+
+
 def test_a_dry_run_counts_the_uses_still_pending_in_the_journal(tmp_path: Path) -> None:
     vault = redated_sample_vault(tmp_path / "vault")
     original = (vault / SESSIONS).read_text(encoding="utf-8")
     (vault / COPY).write_text(original.replace(
         "stm_use_count: 6\n", "stm_use_count: 8\nstm_uses_by: desk-9f8e=2\n"), encoding="utf-8")
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake",
-        "device_id": "laptop-1a2b"})
-    app = build_app(settings, journal=journal)
+    app, journal = journaled_app(tmp_path, vault)
     try:
         app.engine.reindex()
         api = Api(engine=app.engine, lifecycle=app.lifecycle)
@@ -92,11 +97,7 @@ def test_after_a_last_writer_wins_sync_the_next_use_brings_this_devices_uses_bac
     the count in its journal and puts its two lost uses back in the note."""
     vault = redated_sample_vault(tmp_path / "vault")
     original = (vault / SESSIONS).read_text(encoding="utf-8")
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake",
-        "device_id": "laptop-1a2b"})
-    app = build_app(settings, journal=journal)
+    app, journal = journaled_app(tmp_path, vault)
     try:
         app.engine.reindex()
         api = Api(engine=app.engine, lifecycle=app.lifecycle)

@@ -36,6 +36,7 @@ from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
 _TITLE_BOOST = 0.5
 OPEN_FRAGMENT_LIMIT = 8  # more fragments than this when the index opens: optimise
+BROAD_TEXT_HITS = 50  # allowed full-text hits a broad filter's walk is sized for
 
 
 class _Unusable(Exception):
@@ -214,12 +215,15 @@ class LanceIndex:
         cost several times the search, so fetch more unfiltered hits and keep the allowed
         ones; only if too few are allowed among them, fall back to the prefilter."""
         allowed = paths if isinstance(paths, (set, frozenset)) else set(paths)
-        depth = max(2 * k, int(1.5 * k * notes / max(len(allowed), 1)))
+        # The walk is sized for BROAD_TEXT_HITS allowed hits: beyond the first few dozen, words
+        # add candidates whose BM25 is a small share of the best, not worth a deeper walk.
+        wanted = min(k, BROAD_TEXT_HITS)
+        depth = max(2 * wanted, int(1.5 * wanted * notes / max(len(allowed), 1)))
         # without the text column (most of the bytes): the kept hits' texts come from the
         # in-memory matrix, which holds every chunk's text
         hits = self._full_text(terms, depth, None, with_text=False)
         kept = [hit for hit in hits if hit.path in allowed][:k]
-        if len(kept) == k or len(hits) < depth:  # enough, or every match was seen
+        if len(kept) >= wanted or len(hits) < depth:  # enough, or every match was seen
             texts = [self._chunk_text(hit) for hit in kept]
             if None not in texts:
                 return [replace(hit, text=text) for hit, text in zip(kept, texts, strict=True)

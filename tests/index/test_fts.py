@@ -111,3 +111,28 @@ def test_too_few_allowed_hits_fall_back_to_the_prefilter(index: LanceIndex) -> N
     finally:
         del index._full_text
     assert any(where is not None for where in calls)  # some note ranked below the 2 fetched
+
+
+def test_a_broad_walk_is_sized_for_the_hits_ranking_needs(
+    index: LanceIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broad filter's full-text walk fetches what BROAD_TEXT_HITS allowed hits need, not the
+    whole pool asked for, and does not fall back to the prefilter when it found them."""
+    monkeypatch.setattr("vaultmem.index.lance.BROAD_TEXT_HITS", 1)
+    terms = fts_terms("review memory decay kitten puppy deadline")
+    paths = set(all_note_paths())
+    calls: list[tuple[int, str | None]] = []
+    original = index._full_text
+
+    def spy(terms: str, k: int, where: str | None, **options: bool) -> list:  # type: ignore[type-arg]
+        calls.append((k, where))
+        return original(terms, k, where, **options)
+
+    index._full_text = spy  # type: ignore[method-assign]
+    try:
+        broad = index._text_search_broad(terms, 50, paths, len(paths))
+    finally:
+        del index._full_text
+    assert calls == [(2, None)]  # one unfiltered fetch sized for 1 allowed hit, no prefilter
+    prefiltered = original(terms, 50, None)
+    assert broad and [h.chunk_id for h in broad] == [h.chunk_id for h in prefiltered][: len(broad)]

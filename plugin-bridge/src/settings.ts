@@ -209,30 +209,28 @@ export class VaultmemSettingTab extends PluginSettingTab {
   }
 
   private matchedOnlyRow(): Row {
-    return {
-      name: "Only real matches",
-      desc: "Search lists only notes that really match the query. Turn off to also see the nearest "
+    return this.toggleRow("matchedOnly", "Only real matches",
+      "Search lists only notes that really match the query. Turn off to also see the nearest "
         + "notes when nothing matches well.",
-      aliases: ["search", "relevance", "threshold"],
-      fill: (setting) => {
-        setting.addToggle((toggle) => toggle.setValue(this.owner.settings.matchedOnly)
-          .onChange(async (value) => {
-            this.owner.settings.matchedOnly = value;
-            await this.owner.saveSettings();
-          }));
-      },
-    };
+      ["search", "relevance", "threshold"]);
   }
 
   private autoReinforceRow(): Row {
+    return this.toggleRow("autoReinforce", "Reinforce memories while reading",
+      "A memory note kept open for the time below counts as a use (with the note's tags as context).",
+      ["auto", "observe"]);
+  }
+
+  /** A row with one switch for a boolean setting, saved as soon as it is flipped. */
+  private toggleRow(
+    key: "matchedOnly" | "autoReinforce", name: string, desc: string, aliases: string[],
+  ): Row {
     return {
-      name: "Reinforce memories while reading",
-      desc: "A memory note kept open for the time below counts as a use (with the note's tags as context).",
-      aliases: ["auto", "observe"],
+      name, desc, aliases,
       fill: (setting) => {
-        setting.addToggle((toggle) => toggle.setValue(this.owner.settings.autoReinforce)
+        setting.addToggle((toggle) => toggle.setValue(this.owner.settings[key])
           .onChange(async (value) => {
-            this.owner.settings.autoReinforce = value;
+            this.owner.settings[key] = value;
             await this.owner.saveSettings();
           }));
       },

@@ -622,10 +622,12 @@ describe("related notes view", () => {
     { path: "Areas/Homelab/Homelab Overview.md", title: "Homelab Overview", similarity: 0.651595 },
     { path: "Home.md", title: "Home", similarity: 0.4 },
   ] });
+  const relatedDaemon = () =>
+    new FakeDaemon().on("POST", "/v1/related", (body) => related((body as { id: string }).id));
 
   it("shows the notes related to the open note and follows the open note", async () => {
     vi.useFakeTimers();
-    const daemon = new FakeDaemon().on("POST", "/v1/related", (body) => related((body as { id: string }).id));
+    const daemon = relatedDaemon();
     const { app, host, memoryFile, noteFile } = setup(daemon);
     registerViews(app, host);
     app.workspace.openFileForTest(memoryFile);
@@ -656,7 +658,7 @@ describe("related notes view", () => {
 
   it("flipping through notes asks about the last one only", async () => {
     vi.useFakeTimers();
-    const daemon = new FakeDaemon().on("POST", "/v1/related", (body) => related((body as { id: string }).id));
+    const daemon = relatedDaemon();
     const { app, host, memoryFile, noteFile } = setup(daemon);
     registerViews(app, host);
     await showRelatedNotes(host);
@@ -670,7 +672,7 @@ describe("related notes view", () => {
 
   it("asks nothing while hidden, and catches up when shown", async () => {
     vi.useFakeTimers();
-    const daemon = new FakeDaemon().on("POST", "/v1/related", (body) => related((body as { id: string }).id));
+    const daemon = relatedDaemon();
     const { app, host, memoryFile, noteFile } = setup(daemon);
     registerViews(app, host);
     app.workspace.openFileForTest(memoryFile);

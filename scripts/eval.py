@@ -50,12 +50,12 @@ def say(line: str = "") -> None:
 # ---- systems ------------------------------------------------------------------------------
 
 
-def vaultmem_ranker(app: App, latencies: list[float], **search: object) -> Ranker:
+def vaultmem_ranker(app: App, latencies: list[float]) -> Ranker:
     def rank(query: Query) -> list[str]:
         filters = SearchFilters(folder=query.folder) if query.folder else SearchFilters()
         start = time.perf_counter()
         found = app.engine.search(query.text, NOW, top_k=K, filters=filters,
-                                  include_review=False, **search)  # type: ignore[arg-type]
+                                  include_review=False)
         latencies.append(time.perf_counter() - start)
         return [hit["path"] for hit in found["results"]]
     return rank
@@ -148,8 +148,8 @@ def write_per_query(path: Path, data: RetrievalSet, results: dict[str, list[dict
                 }) + "\n")
 
 
-def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path, args: argparse.Namespace,
-            search_options: dict[str, object]) -> dict[str, list[dict]]:
+def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path,
+            args: argparse.Namespace) -> dict[str, list[dict]]:
     started = time.perf_counter()
     app = make_app(data.vault, work / f"{data.name}-data", embedder)
     try:
@@ -161,8 +161,7 @@ def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path, args: argp
         if data.missing_evidence:
             say(f"   {data.missing_evidence} evidence ids name no turn and are left out")
         latencies: list[float] = []
-        rankers: dict[str, Ranker] = {"vaultmem": vaultmem_ranker(app, latencies,
-                                                                  **search_options)}
+        rankers: dict[str, Ranker] = {"vaultmem": vaultmem_ranker(app, latencies)}
         if not args.no_baselines:
             rankers.update(baseline_rankers(app, data, embedder))
         results = evaluate(rankers, data.queries)
@@ -198,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.set in ("locomo", "all"):
             data = build_locomo(work / "locomo-vault")
             data.queries = [q for q in data.queries if args.split in ("all", q.split)]
-            results = run_set(data, embedder, work, args, {})
+            results = run_set(data, embedder, work, args)
             report(data, results, ("R@5", "R@10"), "R@10", list(LOCOMO_CATEGORIES.values()))
             if args.per_query:
                 write_per_query(args.per_query, data, results)
@@ -206,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data = load_vok()
             data.queries = [q for q in data.queries if args.split in ("all", q.split)]
             data.notes = read_notes(data.vault)
-            results = run_set(data, embedder, work, args, {})
+            results = run_set(data, embedder, work, args)
             kinds = sorted({q.group for q in data.queries})
             report(data, results, ("nDCG@5", "R@10", "MRR"), "nDCG@5", kinds)
             if args.per_query:

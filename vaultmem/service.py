@@ -291,6 +291,7 @@ class Engine:
         records = self.catalog.records_for(m.path for m in matches)
         copies = self._listed_copies(records)
         matches = [m for m in matches if m.path not in copies]
+        records = {p: r for p, r in records.items() if p not in copies}
         memories = self._candidate_memories(records)
         matches = [m for m in matches if self._visible(m.path, filters, memories)]
         scores = {p: score(m.state, now, self.params.decay) for p, m in memories.items()}

@@ -57,7 +57,7 @@ from bench_support import (
 )
 from bench_vault import PoolChunk, SyntheticNote, VaultGenerator, copy_notes, usable_chunk
 
-from vaultmem.client import Client
+from vaultmem.api.client import Client
 from vaultmem.errors import VaultmemError
 from vaultmem.index.embedders import SentenceTransformerEmbedder
 

@@ -12,7 +12,7 @@ from bench_queries import QUERIES
 from bench_report import TOP_K, Results, Synthetic, say, settle
 from bench_support import Stopwatch, ms, now_utc, p50, p95
 
-from vaultmem.service import SearchFilters
+from vaultmem.engine.engine import SearchFilters
 
 FILTERS = {
     "unfiltered": SearchFilters(),

@@ -1,7 +1,7 @@
 """What the in-process freshness check costs: `python scripts/bench_freshness.py`.
 
 Before every in-process command, vaultmem compares the vault with the index's catalog
-(`vaultmem.freshness.unindexed_changes`: a stat scan of every note plus one catalog read).
+(`vaultmem.engine.freshness.unindexed_changes`: a stat scan of every note plus one catalog read).
 This script builds synthetic vaults of --notes notes (indexed with the fake embedder, so only
 the scan is measured), then times, --repeats times each:
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_support import load_average, machine_lines, make_app, ms, now_utc, p50, p95
 
-from vaultmem.freshness import unindexed_changes
+from vaultmem.engine.freshness import unindexed_changes
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.vault.scan import scan_vault
 

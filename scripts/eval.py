@@ -35,8 +35,8 @@ from eval_sets import LOCOMO_CATEGORIES, Query, RetrievalSet, build_locomo, load
 from eval_support import CachedEmbedder, mean, table
 
 from vaultmem.app import App
+from vaultmem.engine.engine import SearchFilters
 from vaultmem.index.embedders import make_embedder
-from vaultmem.service import SearchFilters
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 K = 10

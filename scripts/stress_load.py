@@ -39,7 +39,7 @@ from stress_sync import Sync
 from bench_queries import QUERIES  # isort: skip
 from tests.daemon._daemon import DaemonProcess, wait_until  # isort: skip
 from tests.stress.synthetic import TAGS, SyntheticVault, generate_vault  # isort: skip
-from vaultmem.client import Client  # isort: skip
+from vaultmem.api.client import Client  # isort: skip
 from vaultmem.config import Settings  # isort: skip
 from vaultmem.errors import VaultmemError  # isort: skip
 

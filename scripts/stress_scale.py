@@ -39,7 +39,7 @@ from stress_common import (
 
 from bench_queries import QUERIES  # isort: skip
 from tests.stress.synthetic import NoteWriter, generate_vault  # isort: skip
-from vaultmem.client import Client  # isort: skip
+from vaultmem.api.client import Client  # isort: skip
 from vaultmem.errors import VaultmemError  # isort: skip
 
 

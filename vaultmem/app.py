@@ -15,16 +15,16 @@ from vaultmem.config import Settings
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
 from vaultmem.core.reinforce import ReinforceParams
-from vaultmem.device import device_id
+from vaultmem.engine.device import device_id
+from vaultmem.engine.engine import Engine, EngineParams
+from vaultmem.engine.indexer import Indexer, IndexerSettings
+from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.lifecycle import Lifecycle
+from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import make_embedder
 from vaultmem.index.identity import identity_problem, index_exists
-from vaultmem.indexer import Indexer, IndexerSettings
-from vaultmem.lifecycle import Lifecycle
-from vaultmem.memories import MemoryStore
-from vaultmem.service import Engine, EngineParams
-from vaultmem.usage import JournaledMemoryStore, UsageJournal
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:

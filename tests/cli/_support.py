@@ -11,7 +11,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from vaultmem.cli import cli
+from vaultmem.cli.main import cli
 
 REFERENCE = datetime.fromisoformat("2026-11-20T12:00:00+00:00")
 

@@ -87,7 +87,7 @@ def test_init_writes_a_config_that_is_then_used(env: dict[str, str], tmp_path: P
 def test_model_free_commands_do_not_load_lancedb_or_torch(env: dict[str, str]) -> None:
     code = (
         "import sys\n"
-        "from vaultmem.cli import cli\n"
+        "from vaultmem.cli.main import cli\n"
         "for args in (['status'], ['get', 'memories/m.md'], ['review'], ['gc'],\n"
         "             ['touch', 'memories/m.md']):\n"
         "    try:\n"

@@ -12,7 +12,7 @@ import pytest
 
 from tests.cli._support import REFERENCE, ago, invoke, invoke_json, memory_note, small_vault_env
 from tests.daemon._daemon import DaemonProcess, wait_until
-from vaultmem.client import Client
+from vaultmem.api.client import Client
 from vaultmem.errors import NotFound
 from vaultmem.vault.frontmatter import parse
 

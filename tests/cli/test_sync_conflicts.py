@@ -14,7 +14,7 @@ import yaml
 
 from tests.cli._support import REFERENCE, copy_vault, invoke, invoke_json
 from tests.conftest import SAMPLE_VAULT
-from vaultmem.device import DEVICE_FILE, device_id
+from vaultmem.engine.device import DEVICE_FILE, device_id
 from vaultmem.errors import ConfigError
 
 NOW = REFERENCE.isoformat()

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vaultmem.client import Client
+from vaultmem.api.client import Client
 
 REPO = Path(__file__).resolve().parents[2]
 

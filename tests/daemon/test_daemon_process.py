@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
-from vaultmem.client import Client
+from vaultmem.api.client import Client
 from vaultmem.errors import VaultmemError
 from vaultmem.vault.frontmatter import parse
 

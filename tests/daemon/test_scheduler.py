@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from vaultmem.scheduler import AfterQuiet, Job, Scheduler
+from vaultmem.daemon.scheduler import AfterQuiet, Job, Scheduler
 
 WAIT = 10.0
 

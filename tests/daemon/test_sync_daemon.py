@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
-from vaultmem.api import Api
+from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.usage import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
 from vaultmem.vault.frontmatter import parse
 
 pytestmark = pytest.mark.timeout(180)

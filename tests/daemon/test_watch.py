@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.writes import TEMP_PREFIX, TEMP_SUFFIX
-from vaultmem.watch import VaultWatcher
 
 DEBOUNCE = 0.05
 WAIT = 10.0  # generous upper bound for events to arrive on a loaded machine

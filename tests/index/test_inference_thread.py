@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
 from vaultmem.index import inference
 from vaultmem.index.embedders import SentenceTransformerEmbedder
-from vaultmem.native import Trimmer, trim_malloc, tune_malloc
 
 
 class _RecordingModel:

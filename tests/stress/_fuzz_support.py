@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemon._daemon import REPO, DaemonProcess, redated_sample_vault, wait_until
-from vaultmem.client import Client
-from vaultmem.openapi import REF, REQUESTS, ROUTES, Route
+from vaultmem.api.client import Client
+from vaultmem.api.schemas import REF, REQUESTS, ROUTES, Route
 
 ANSWER_BOUND_S = 30.0  # every request is answered within this, even on a loaded machine
 OUTSIDE_SECRET = "quarzlefrob-outside-secret"  # in files outside only; never sent

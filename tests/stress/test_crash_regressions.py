@@ -21,9 +21,9 @@ from tests.stress.crash_harness import (
 )
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.consolidate import Consolidator
+from vaultmem.engine.consolidation import Consolidator
+from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
 from vaultmem.errors import ConcurrentEdit
-from vaultmem.usage import JournaledMemoryStore, UsageJournal
 from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.writes import remove_stale_temp_files
 
@@ -111,7 +111,7 @@ def test_flush_waits_for_a_move_in_progress(
         flushers.append(flusher)
 
     flushers: list[threading.Thread] = []
-    monkeypatch.setattr("vaultmem.lifecycle.move_file", move_with_a_flush_inside)
+    monkeypatch.setattr("vaultmem.engine.lifecycle.move_file", move_with_a_flush_inside)
     moved = journalled_app.lifecycle.promote(ref, REFERENCE)["promoted"][0]
     flushers[0].join(timeout=30)
     store.flush()

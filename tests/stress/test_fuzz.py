@@ -52,7 +52,7 @@ from tests.stress._fuzz_support import (
     status_of,
 )
 from tests.stress._level import LEVEL
-from vaultmem.openapi import REQUESTS, ROUTES, Route
+from vaultmem.api.schemas import REQUESTS, ROUTES, Route
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
           response_schema_conformance, negative_data_rejection, ignored_auth]

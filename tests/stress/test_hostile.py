@@ -20,19 +20,19 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-import vaultmem.indexer as indexer_module
+import vaultmem.engine.indexer as indexer_module
 from tests.daemon._daemon import DaemonProcess, wait_until
 from tests.stress import hostile_vault as hv
 from tests.stress._level import LEVEL
+from vaultmem.api.client import Client
 from vaultmem.app import build_app
-from vaultmem.cli import cli
-from vaultmem.client import Client
+from vaultmem.cli.main import cli
 from vaultmem.config import load_settings
+from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.errors import FrontmatterError, VaultmemError
 from vaultmem.vault import yamlsafe
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.scan import scan_vault
-from vaultmem.watch import VaultWatcher
 
 # The daemon's resident memory must stay below this while it indexes the hostile vault (the
 # largest note it reads is LEVEL.pick(3, 15) MiB; a note over max_note_bytes is never read).

@@ -1,6 +1,6 @@
 """Who may talk to a real daemon, and what it keeps to itself.
 
-The per-route matrix iterates `vaultmem.openapi.ROUTES`, so a new route is covered without
+The per-route matrix iterates `vaultmem.api.schemas.ROUTES`, so a new route is covered without
 editing this file: no token, a wrong token, a foreign Origin and a DNS-rebinding Host are
 refused (and change nothing), the Obsidian plugin's origin is served, and health is the only
 route without a token. Also: the token file and data dir are private, secrets refused by the
@@ -22,7 +22,7 @@ from urllib.parse import quote
 import psutil
 import pytest
 
-from tests.daemon.test_save_gate import CASES, text_of
+from tests.engine.test_save_gate import CASES, text_of
 from tests.stress._fuzz_support import (
     ESCAPES,
     SAMPLE_ID,
@@ -33,8 +33,8 @@ from tests.stress._fuzz_support import (
     ref_fields,
 )
 from tests.stress._level import LEVEL
-from vaultmem.auth import PLUGIN_ORIGIN
-from vaultmem.openapi import ROUTES, Route
+from vaultmem.api.auth import PLUGIN_ORIGIN
+from vaultmem.api.schemas import ROUTES, Route
 
 MISSING_ID = "00000000-0000-0000-0000-000000000000"
 # Bodies that would change something if they got through (refused requests must not).

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from vaultmem.api import Api
+from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.usage import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
 
 START = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
 MEMORIES = 6

@@ -1,0 +1,1 @@
+"""The request/response protocol: operations, schemas, the socket server and client."""

@@ -1,0 +1,1 @@
+"""`vaultmem run`: the process, its watcher, scheduler and lock."""

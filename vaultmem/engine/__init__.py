@@ -1,0 +1,1 @@
+"""The use cases: engine, memory store, journal, indexer, lifecycle, consolidation."""

@@ -1,0 +1,292 @@
+"""Consolidation (SPEC §5): cluster near-duplicate memories and merge a cluster into one.
+
+Only active, unpinned memories take part: pinned memories are never merged away, so they are
+left out of clustering entirely. Similarities are the cosines of the notes' vectors as the index
+holds them (the daemon's watcher keeps it current; one-shot callers reindex first); memories
+the index has no vector for yet are not clustered.
+
+A merge writes one new memory note and archives the originals; nothing is deleted. Order of
+writes, each step harmless if it is the last one to happen:
+
+1. the new note is created in the memory folder (never overwriting);
+2. under the memory lock (no touch is lost in between; pending journalled uses are carried),
+   each original gets `stm_status: archived` and `stm_merged_into: <new id>`, written to the
+   note at once (`write_state_now`: guarded, other bytes kept) so the move never carries a
+   note whose file still says active;
+3. an explanation (when, why, where the originals are, how to restore one) is appended to
+   the new note, guarded; it is left out until now so that after a crash in 2 the new note's
+   text stays close to the originals' and the next listing clusters them again;
+4. the originals move to the archive folder; the index follows.
+
+A crash after 1 leaves the originals active: the next listing shows them in a cluster with the
+new memory, and merging that cluster again loses nothing (its body repeats some text). The
+same holds when an archive write is refused because the user edited that original meanwhile
+(ConcurrentEdit): the originals written before it are archived, the rest stay active. A crash
+during 4 leaves archived notes outside the archive folder; the next sweep moves them
+(`Lifecycle.finish_moves`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+from pathlib import PurePosixPath
+from typing import Protocol, cast
+
+import numpy as np
+
+from vaultmem.core.consolidation import (
+    KEEP_APART,
+    MERGE,
+    REVIEW,
+    Cluster,
+    merge_states,
+    plan_clusters,
+)
+from vaultmem.core.decay import score
+from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
+from vaultmem.core.sync import consolidated_id
+from vaultmem.engine.engine import Engine
+from vaultmem.engine.lifecycle import Lifecycle, _content_of, normalise_text
+from vaultmem.engine.memory_store import MemoryNote
+from vaultmem.engine.shapes import JSON
+from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
+from vaultmem.index.base import Vector
+from vaultmem.vault.memories import create_memory_note, wikilink
+from vaultmem.vault.writes import guarded_write, sha256_bytes
+
+SOURCE = "consolidation"
+MERGED_START = "<!-- vaultmem:merged -->"
+MERGED_END = "<!-- /vaultmem:merged -->"
+_ROWS_PER_BLOCK = 1024  # bounds the similarity matrix held at once to 1024 × N floats
+
+
+class _NoteVectorIndex(Protocol):
+    def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    clusters: list[Cluster]
+    memories: dict[str, MemoryNote]  # by memory id
+
+
+class Consolidator:
+    def __init__(self, engine: Engine, lifecycle: Lifecycle) -> None:
+        self.engine = engine
+        self.lifecycle = lifecycle
+        self.params = engine.params
+
+    # listing ------------------------------------------------------------------------------
+
+    def clusters(self, now: datetime) -> list[Cluster]:
+        """Clusters of active, unpinned memories, best cohesion first (`now` is not needed to
+        cluster; it is taken for symmetry with the other operations)."""
+        return self._snapshot().clusters
+
+    def list_clusters(self, now: datetime) -> JSON:
+        snapshot = self._snapshot()
+        return {"clusters": [self._cluster_json(c, snapshot.memories, now)
+                             for c in snapshot.clusters]}
+
+    # merging ------------------------------------------------------------------------------
+
+    def merge(self, cluster_id: str, now: datetime) -> JSON:
+        """Merge one listed cluster into a new memory and archive its members."""
+        with self.engine.memories.lock:
+            snapshot = self._snapshot()
+            cluster = _find(snapshot.clusters, cluster_id)
+            members = self._best_first(cluster, snapshot.memories, now)
+            state = replace(
+                merge_states([m.state for m in members], cluster.cohesion,
+                             consolidated_id(cluster.id, now.date()),
+                             now, strength_max=self.params.reinforce.strength_max,
+                             decay=self.params.decay),
+                source=SOURCE,
+            )
+            path = self._write_merged(members, state, now)
+            archived = [self.engine.memories.write_state_now(
+                m, replace(m.state, status=ARCHIVED, merged_into=state.id)) for m in members]
+        self._explain(path, len(members), cluster.cohesion, now.date())
+        self.engine.sync_paths([path])
+        targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
+        moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
+        return {"cluster_id": cluster.id, "merged_into": self.engine.get(path, now),
+                "archived": moves}
+
+    def auto_merge(self, now: datetime) -> JSON:
+        """Merge every cluster cohesive enough to merge on its own (the scheduled job); list the
+        review-band clusters left for a decision. A cluster that changed meanwhile, or whose
+        note could not be written safely, is skipped with the reason."""
+        merged: list[JSON] = []
+        skipped: list[JSON] = []
+        for cluster in self.clusters(now):
+            if cluster.action != MERGE:
+                continue
+            try:
+                merged.append(self.merge(cluster.id, now))
+            except (NotFound, NoteError) as exc:
+                skipped.append({"cluster_id": cluster.id, "reason": exc.message})
+        review = [c for c in self.list_clusters(now)["clusters"] if c["action"] == REVIEW]
+        return {"merged": merged, "review": review, "skipped": skipped}
+
+    def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
+        """Add the explanation once the originals are archived (a crash before leaves the new
+        note's text as close to theirs as possible, so the next listing clusters them again).
+        Guarded: a note its user already edited is left as it is."""
+        full = self.engine.root / path
+        with self.engine.memories.lock:
+            raw = full.read_bytes()
+            text = raw.decode("utf-8")
+            if MERGED_START in text:
+                return
+            addition = merge_explanation(count, cohesion, day, self.params.archive_folder)
+            try:
+                guarded_write(full, f"{text.rstrip()}\n\n{addition}\n".encode(),
+                              sha256_bytes(raw))
+            except ConcurrentEdit:
+                return
+
+    # plumbing -----------------------------------------------------------------------------
+
+    def _snapshot(self) -> _Snapshot:
+        memories = _candidates(self.engine.memories.iter_memories())
+        index = cast(_NoteVectorIndex, self.engine._index())
+        vectors = index.note_vectors([m.path for m in memories])
+        present = [m for m in memories if m.path in vectors]
+        similarity = _similarities(
+            [m.state.id for m in present], [vectors[m.path] for m in present],
+            self.params.cluster_threshold,
+        )
+        clusters = plan_clusters(
+            [m.state.id for m in present], similarity,
+            threshold=self.params.cluster_threshold, max_size=self.params.cluster_max_size,
+            merge_cohesion=self.params.merge_cohesion,
+            review_cohesion=self.params.review_cohesion,
+        )
+        return _Snapshot(clusters, {m.state.id: m for m in present})
+
+    def _score(self, memory: MemoryNote, now: datetime) -> float:
+        return score(memory.state, now, self.params.decay)
+
+    def _best_first(
+        self, cluster: Cluster, memories: dict[str, MemoryNote], now: datetime
+    ) -> list[MemoryNote]:
+        if cluster.action == KEEP_APART:
+            raise InvalidInput(
+                f"cluster {cluster.id} is not cohesive enough to merge (cohesion "
+                f"{cluster.cohesion:.4f} < {self.params.review_cohesion}): its memories are "
+                "kept apart"
+            )
+        members = [memories[member] for member in cluster.members]
+        return sorted(members, key=lambda m: (-self._score(m, now), m.state.id))
+
+    def _cluster_json(
+        self, cluster: Cluster, memories: dict[str, MemoryNote], now: datetime
+    ) -> JSON:
+        members = [memories[member] for member in cluster.members]
+        return {
+            "id": cluster.id,
+            "cohesion": round(cluster.cohesion, 4),
+            "action": cluster.action,
+            "members": [
+                {"id": m.state.id, "path": m.path, "title": m.note.title,
+                 "use_count": m.state.use_count, "score": round(self._score(m, now), 6)}
+                for m in members
+            ],
+        }
+
+    def _write_merged(self, members: list[MemoryNote], state: MemoryState, now: datetime) -> str:
+        paths = set(self.engine.catalog.records()) - {m.path for m in members}
+        planned = {m.path: f"{self.params.archive_folder.strip('/')}/{PurePosixPath(m.path).name}"
+                   for m in members}
+        links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)
+                 for m in members]
+        return create_memory_note(
+            self.engine.root, self.params.memory_folder, day=now.date(),
+            title=members[0].note.title, body=merged_body(members, links),
+            stm_fields=state_to_fields(state), tags=list(state.tags),
+        )
+
+
+def merged_body(members: Sequence[MemoryNote], links: Sequence[str]) -> str:
+    """The members' contents, best first, without repeats (compared as normalised text), then a
+    "Merged from" line. The best member's content sits under the note's title (its title is the
+    note's, so it gets no heading of its own); each further distinct content gets a section
+    headed by its own title (none when that title is the note's too)."""
+    parts: list[str] = []
+    seen: set[str] = set()
+    for memory in members:
+        content = _content_of(memory).strip()
+        key = normalise_text(content)
+        if key and key not in seen:
+            seen.add(key)
+            title = " ".join(memory.note.title.split())
+            heading = bool(parts) and title.casefold() != members[0].note.title.strip().casefold()
+            parts.append(f"## {title}\n\n{content}" if heading else content)
+    parts.append(f"Merged from {', '.join(links)}.")
+    return "\n\n".join(parts)
+
+
+def merge_explanation(count: int, cohesion: float, day: date, archive_folder: str) -> str:
+    """What a person opening the merged note needs to know: an Obsidian callout between
+    vaultmem's markers (left out of the memory's remembered text, like the Related section)."""
+    folder = archive_folder.strip("/")
+    return "\n".join([
+        MERGED_START,
+        f"> [!info] Merged by vaultmem on {day.isoformat()}",
+        f"> These {count} memories said the same thing (similarity {cohesion:.2f}), so they "
+        "live on as this one note: their uses are summed, and its type and strength are at "
+        "least their strongest.",
+        f"> The originals are kept in `{folder}/` (never deleted) with `stm_merged_into` "
+        "pointing here; `vaultmem restore <id>` brings one back.",
+        "> Edit this note freely: vaultmem only changes its `stm_*` properties (and adds a "
+        "Related section if it is promoted).",
+        MERGED_END,
+    ])
+
+
+def _candidates(memories: Iterable[MemoryNote]) -> list[MemoryNote]:
+    """Active, unpinned memories; of notes sharing one stm_id (a copied note) the first by
+    path is taken, so ids stay unique."""
+    chosen: dict[str, MemoryNote] = {}
+    for memory in memories:
+        if memory.state.status == ACTIVE and not memory.state.pinned:
+            chosen.setdefault(memory.state.id, memory)
+    return list(chosen.values())
+
+
+def _similarities(
+    ids: Sequence[str], vectors: Sequence[Vector], threshold: float
+) -> dict[tuple[str, str], float]:
+    """Cosines of unit vectors for the pairs at or above `threshold`, keyed (smaller id, larger)."""
+    if len(ids) < 2:
+        return {}
+    matrix = np.stack(vectors).astype(np.float32)
+    pairs: dict[tuple[str, str], float] = {}
+    for start in range(0, len(ids), _ROWS_PER_BLOCK):
+        block = matrix[start:start + _ROWS_PER_BLOCK] @ matrix.T
+        for row, col in zip(*np.nonzero(block >= threshold), strict=True):
+            i, j = start + int(row), int(col)
+            if i < j:
+                key = (ids[i], ids[j]) if ids[i] < ids[j] else (ids[j], ids[i])
+                pairs[key] = min(float(block[row, col]), 1.0)
+    return pairs
+
+
+def _find(clusters: Sequence[Cluster], cluster_id: str) -> Cluster:
+    for cluster in clusters:
+        if cluster.id == cluster_id.strip():
+            return cluster
+    raise NotFound(
+        f"cluster {cluster_id!r}: cluster changed or no longer exists: list clusters again"
+    )
+
+
+def _link(target: str, all_paths: Collection[str], title: str) -> str:
+    """A wikilink to where the original will live once archived (its name, when unique)."""
+    try:
+        return wikilink(target, all_paths, alias=title)
+    except ValueError:  # a file name a wikilink cannot hold: name it in plain text
+        return PurePosixPath(target).stem

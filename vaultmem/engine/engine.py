@@ -1,0 +1,354 @@
+"""The use cases: short orchestrations of core + vault + index, shared by every interface.
+
+Every method takes an explicit `now`; the edges (CLI, server, scheduler) read the clock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from vaultmem.core.decay import DecayParams, score
+from vaultmem.core.decisions import Policy, decide
+from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES, MemoryState, future_problem
+from vaultmem.core.planning import plan_sweep
+from vaultmem.core.ranking import (
+    MATCH_THRESHOLD,
+    ChunkHit,
+    blend_review,
+    note_signals,
+    rank_notes,
+    rerank,
+)
+from vaultmem.core.reinforce import (
+    ReinforceParams,
+    adjust_strength,
+    observe,
+    review_priority,
+    touch,
+)
+from vaultmem.engine.filters import FilterIndex
+from vaultmem.engine.indexer import Indexer, Progress, SyncReport
+from vaultmem.engine.memory_store import MemoryNote, MemoryStore
+from vaultmem.engine.search_context import query_context
+from vaultmem.engine.shapes import JSON, SearchHit, coverage_json, memory_json, search_json
+from vaultmem.errors import InvalidInput, NotFound
+from vaultmem.index.base import Embedder
+from vaultmem.index.catalog import Catalog
+from vaultmem.vault.ignore import IgnoreRules
+
+REVIEW_RELEVANCE_FLOOR = 0.3
+# Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
+VECTOR_POOL = 400
+TEXT_POOL = 150
+RERANK_POOL = 50
+
+
+class SearchIndex(Protocol):
+    def vector_search(
+        self, vector: Any, k: int, *, paths: Collection[str] | None = None
+    ) -> list[ChunkHit]: ...
+    def text_search(
+        self, query: str, k: int, *, paths: Collection[str] | None = None
+    ) -> list[ChunkHit]: ...
+    def related(self, path: str, k: int) -> list[tuple[str, float]]: ...
+
+
+@dataclass(frozen=True)
+class EngineParams:
+    """The engine's tunables; `app.engine_params` fills them from Settings, which holds the
+    defaults."""
+
+    vault_name: str
+    decay: DecayParams
+    policy: Policy
+    reinforce: ReinforceParams
+    top_k: int
+    review_fraction: float
+    related_links: int
+    memory_folder: str
+    promoted_folder: str
+    archive_folder: str
+    cluster_threshold: float
+    cluster_max_size: int
+    merge_cohesion: float
+    review_cohesion: float
+    near_duplicate_cosine: float
+    min_content_chars: int
+    max_content_chars: int
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    tags_any: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    type: str | None = None
+    statuses: tuple[str, ...] = (ACTIVE, PROMOTED)
+    folder: str | None = None
+    window_days: float | None = None
+    include_regular: bool = True
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.statuses if s not in STATUSES]
+        if bad:
+            raise InvalidInput(f"unknown status {bad[0]!r}: use one of {', '.join(STATUSES)}")
+        if self.window_days is not None and self.window_days <= 0:
+            raise InvalidInput("window_days must be positive")
+
+    @property
+    def narrows(self) -> bool:
+        return bool(self.tags_any or self.tags_all or self.type or self.folder
+                     or self.window_days or not self.include_regular
+                     or set(self.statuses) != {ACTIVE, PROMOTED})
+
+
+class Engine:
+    def __init__(
+        self,
+        *,
+        root: Path,
+        rules: IgnoreRules,
+        catalog: Catalog,
+        memories: MemoryStore,
+        indexer: Indexer,
+        index: Callable[[], SearchIndex],
+        embedder: Embedder,
+        params: EngineParams,
+    ) -> None:
+        self.root = root
+        self.rules = rules
+        self.catalog = catalog
+        self.memories = memories
+        self.indexer = indexer
+        self._index = index
+        self.embedder = embedder
+        self.params = params
+        self._sync_lock = threading.RLock()  # one index writer at a time
+        self.filters = FilterIndex(catalog)
+
+    # indexing -----------------------------------------------------------------------------
+
+    def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+        with self._sync_lock:
+            if full:
+                return self.indexer.rebuild(progress)
+            return self.indexer.sync(progress=progress)
+
+    def sync_paths(self, paths: Collection[str]) -> SyncReport:
+        with self._sync_lock:
+            return self.indexer.sync(paths=paths)
+
+    # reading ------------------------------------------------------------------------------
+
+    def view(self, memory: MemoryNote, now: datetime) -> JSON:
+        value = score(memory.state, now, self.params.decay)
+        return memory_json(
+            path=memory.path, title=memory.note.title, state=memory.state, score=value,
+            decision=decide(memory.state, now, self.params.decay, self.params.policy),
+            review_priority=review_priority(value, self.params.reinforce),
+            vault_name=self.params.vault_name,
+        )
+
+    def get(self, ref: str, now: datetime) -> JSON:
+        return self.view(self.memories.load(ref), now)
+
+    def review(self, now: datetime, *, limit: int = 20) -> JSON:
+        items = []
+        for memory in self.memories.iter_memories():
+            if memory.state.status != ACTIVE:
+                continue
+            view = self.view(memory, now)
+            if view["review_priority"] > 0:
+                items.append(view)
+        items.sort(key=lambda v: (-v["review_priority"], v["path"]))
+        return {"items": items[:limit], "total": len(items)}
+
+    def related(self, ref: str, *, k: int = 5) -> JSON:
+        path = self._note_path(ref)
+        records = self.catalog.records()
+        neighbours = self._index().related(path, k)
+        return {
+            "path": path,
+            "related": [
+                {"path": p, "title": records[p].title if p in records else Path(p).stem,
+                 "similarity": round(sim, 6)}
+                for p, sim in neighbours
+            ],
+        }
+
+    def status(self, now: datetime, *, per_file: bool = False) -> JSON:
+        records = self.catalog.records()
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        active: list[tuple[str, MemoryState]] = []
+        for memory in self.memories.iter_memories():
+            by_status[memory.state.status] = by_status.get(memory.state.status, 0) + 1
+            kind = memory.state.type or "untyped"
+            by_type[kind] = by_type.get(kind, 0) + 1
+            if memory.state.status == ACTIVE:
+                active.append((memory.path, memory.state))
+        # the sweep's own plan, so the counts include what the active-memory cap archives
+        plan = plan_sweep(active, now, self.params.decay, self.params.policy)
+        decisions = {"keep": len(plan.keep), "forget": len(plan.archive),
+                     "promote": len(plan.promote)}
+        coverage = coverage_json(records, self.rules.problems)
+        if per_file:
+            coverage["files"] = [
+                {"path": r.path, "status": r.status, "reason": r.reason, "chunks": r.chunk_count}
+                for r in sorted(records.values(), key=lambda r: r.path)
+            ]
+        return {
+            "vault": str(self.root),
+            "notes": len(records),
+            "memories": {"total": sum(by_status.values()), "by_status": by_status,
+                         "by_type": by_type, "decisions": decisions},
+            "coverage": coverage,
+            "embedder": self.embedder.name,
+        }
+
+    # reinforcement ------------------------------------------------------------------------
+
+    def _load_for_use(self, ref: str, now: datetime) -> MemoryNote:
+        """A memory that a use may update: not one whose dates lie in the future."""
+        memory = self.memories.load(ref)
+        problem = future_problem(memory.state, now)
+        if problem is not None:
+            raise InvalidInput(f"{memory.path}: {problem}; fix the note's dates first")
+        return memory
+
+    def touch(self, ref: str, now: datetime, *, boost: bool = False) -> JSON:
+        with self.memories.lock:
+            memory = self._load_for_use(ref, now)
+            new = touch(memory.state, now, self.params.reinforce, boost=boost)
+            return self.view(self.memories.write_state(memory, new), now)
+
+    def feedback(self, ref: str, helpful: bool, now: datetime) -> JSON:
+        """Helpful: a use with a strength boost. Unhelpful: strength lowered by the feedback
+        penalty (floor 0), not counted as a use."""
+        if helpful:
+            return self.touch(ref, now, boost=True)
+        with self.memories.lock:
+            memory = self._load_for_use(ref, now)
+            penalty = -self.params.reinforce.feedback_penalty
+            new = adjust_strength(memory.state, penalty, self.params.reinforce)
+            return self.view(self.memories.write_state(memory, new), now)
+
+    def set_pinned(self, ref: str, pinned: bool, now: datetime) -> JSON:
+        """Pin (never forgotten, archived or merged away) or unpin a memory; not a use."""
+        with self.memories.lock:
+            memory = self.memories.load(ref)
+            new = replace(memory.state, pinned=pinned)
+            return self.view(self.memories.write_state(memory, new), now)
+
+    def observe(self, refs: Sequence[str], context_tags: Sequence[str], now: datetime) -> JSON:
+        if not refs:
+            raise InvalidInput("give at least one memory id to observe")
+        results = []
+        with self.memories.lock:
+            loaded = [self._load_for_use(ref, now) for ref in refs]  # all-or-nothing
+            for memory in loaded:
+                new, cross = observe(memory.state, now, context_tags, self.params.reinforce)
+                view = self.view(self.memories.write_state(memory, new), now)
+                view["cross_domain"] = cross
+                results.append(view)
+        return {"observed": results}
+
+    # search -------------------------------------------------------------------------------
+
+    def search(
+        self, query: str, now: datetime, *, top_k: int | None = None,
+        filters: SearchFilters = SearchFilters(), include_review: bool = True,
+        min_relevance: float = 0.0,
+    ) -> JSON:
+        """Hybrid search (docs/architecture.md, "Search"). Only notes whose relevance is at
+        least `min_relevance` are returned (MATCH_THRESHOLD: real matches only)."""
+        query = query.strip()
+        if not 0.0 <= min_relevance <= 1.0:
+            raise InvalidInput("min_relevance must be between 0 and 1")
+        if not query:
+            raise InvalidInput("the search query is empty")
+        top_k = top_k or self.params.top_k
+        if not 1 <= top_k <= 200:
+            raise InvalidInput("top_k must be between 1 and 200")
+        # A narrowing filter becomes the set of notes retrieval may return, answered from the
+        # in-memory filter index (vaultmem/engine/filters.py), not by reading every catalog row.
+        allowed = (self.filters.allowed(filters, now, self.memories.iter_memories)
+                   if filters.narrows else None)
+        if allowed is not None and not allowed:
+            return search_json([], query=query, vault_name=self.params.vault_name)
+        index = self._index()
+        vector_hits = index.vector_search(
+            self.embedder.embed_query(query), VECTOR_POOL, paths=allowed)
+        text_hits = index.text_search(query, TEXT_POOL, paths=allowed)
+        signals = note_signals(vector_hits, text_hits)
+        matches = rank_notes(signals, query_context(self.catalog, query, signals),
+                             limit=max(RERANK_POOL, top_k * 5))
+        matches = [m for m in matches if m.relevance >= min_relevance]
+        records = self.catalog.records_for(m.path for m in matches)
+        copies = self._listed_copies(records)
+        matches = [m for m in matches if m.path not in copies]
+        records = {p: r for p, r in records.items() if p not in copies}
+        memories = self._candidate_memories(records)
+        matches = [m for m in matches if self._visible(m.path, filters, memories)]
+        scores = {p: score(m.state, now, self.params.decay) for p, m in memories.items()}
+        matched = {m.path for m in matches}
+        ranked = rerank(matches, {p: s for p, s in scores.items() if p in matched})
+        # review items must be relevant too: at least a fraction of the best match's relevance
+        floor = REVIEW_RELEVANCE_FLOOR * max((r.relevance for r in ranked), default=0.0)
+        relevant = {r.path for r in ranked if r.relevance >= floor}
+        priorities = {p: review_priority(s, self.params.reinforce) for p, s in scores.items()
+                      if memories[p].state.status == ACTIVE and p in relevant}
+        fraction = self.params.review_fraction if include_review else 0.0
+        blended = blend_review(ranked, priorities, top_k, fraction=fraction)
+        hits = [self._hit(r, records, memories) for r in blended]
+        return search_json(hits, query=query, vault_name=self.params.vault_name)
+
+    def _listed_copies(self, records: dict[str, Any]) -> set[str]:
+        """Sync conflict copies whose memory's own note is also a candidate, so one memory is
+        listed once (a copy is listed only when its memory's own note is not)."""
+        copies: set[str] = set()
+        for note_id in {r.note_id for r in records.values() if r.note_id}:
+            paths = self.catalog.paths_for_note_id(note_id)
+            if len(paths) > 1 and (keep := self.memories.canonical(paths)) in records:
+                copies.update(p for p in paths if p != keep)
+        return copies
+
+    def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
+        loaded = (self.memories.try_load(path) for path, rec in records.items() if rec.note_id)
+        return {memory.path: memory for memory in loaded if memory is not None}
+
+    def _visible(self, path: str, filters: SearchFilters, memories: dict[str, MemoryNote]) -> bool:
+        memory = memories.get(path)
+        if memory is None:
+            return filters.include_regular and not filters.type
+        return memory.state.status in filters.statuses
+
+    def _hit(
+        self, ranked: Any, records: dict[str, Any], memories: dict[str, MemoryNote]
+    ) -> SearchHit:
+        memory = memories.get(ranked.path)
+        record = records.get(ranked.path)
+        title = memory.note.title if memory else (record.title if record else ranked.path)
+        tags = memory.state.tags if memory else (record.tags if record else ())
+        return SearchHit(
+            path=ranked.path, title=title, snippet=ranked.snippet,
+            relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
+            review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
+            matched=ranked.relevance >= MATCH_THRESHOLD,
+        )
+
+    # helpers ------------------------------------------------------------------------------
+
+    def _note_path(self, ref: str) -> str:
+        try:
+            return self.memories.resolve(ref)
+        except NotFound:
+            raise NotFound(f"no note or memory {ref!r} in this vault") from None
+
+    def memory_state(self, ref: str) -> MemoryState:
+        return self.memories.load(ref).state
+

@@ -1,0 +1,400 @@
+"""Saving, forgetting (archive) and promotion: plan with the pure core, then apply to the vault.
+
+Order of writes keeps every crash harmless: a note's new state is written (guarded) in place
+first, then the file is moved; an interrupted move is finished by the next sweep
+(`finish_moves`), so a note is never lost and never duplicated.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
+from datetime import date, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol, cast
+
+import numpy as np
+
+from vaultmem.core.decisions import Decision
+from vaultmem.core.intake import (
+    check_content,
+    find_secret,
+    normalise_tags,
+    numbers_agree,
+    secret_reason,
+)
+from vaultmem.core.memory import (
+    ACTIVE,
+    ARCHIVED,
+    MEMORY_TYPES,
+    PROMOTED,
+    MemoryState,
+    new_state,
+    state_from_fields,
+    state_to_fields,
+)
+from vaultmem.core.planning import SweepItem, plan_sweep
+from vaultmem.core.reinforce import touch
+from vaultmem.engine.engine import Engine
+from vaultmem.engine.memory_store import MemoryNote, writable
+from vaultmem.engine.shapes import JSON
+from vaultmem.errors import InvalidInput, NoteError, Refused
+from vaultmem.index.base import Vector
+from vaultmem.vault.frontmatter import splice_stm
+from vaultmem.vault.memories import (
+    MAX_COLLISIONS,
+    render_memory_note,
+    set_related_section,
+    slugify,
+    wikilink,
+)
+from vaultmem.vault.notes import parse_note
+from vaultmem.vault.paths import resolve_folder
+from vaultmem.vault.writes import create_new, guarded_write, move_file
+
+_SPACES = re.compile(r"\s+")
+SLUG_MAX = 60
+# Near duplicates: how many of the closest note vectors are re-checked on their own text, and
+# how far below the threshold a note vector may be and still be re-checked (a note vector
+# also carries the note's title, so it reads a little lower than the text alone).
+NEAR_SHORTLIST = 5
+NEAR_SHORTLIST_MARGIN = 0.25
+
+
+class _NoteVectorIndex(Protocol):
+    def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
+
+
+def normalise_text(text: str) -> str:
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+class Lifecycle:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.params = engine.params
+
+    # save ---------------------------------------------------------------------------------
+
+    def save(
+        self, content: str, now: datetime, *, title: str | None = None,
+        tags: Sequence[str] = (), type: str | None = None, strength: float = 1.0,
+        pinned: bool = False, source: str | None = None,
+    ) -> JSON:
+        """Save a memory through the intake gate: refused content writes nothing anywhere; an
+        exact or near duplicate of a live memory reinforces it instead of adding another."""
+        content = content.strip()
+        self._check_content(content, title=title, tags=tags, source=source, type=type,
+                            strength=strength)
+        clean_tags = normalise_tags(tags)
+        query = self.engine.embedder.embed_query(content)  # outside the lock: may load a model
+        with self.engine.memories.lock:
+            live = [m for m in self.engine.memories.iter_memories()
+                    if m.state.status != ARCHIVED]
+            duplicate = _exact_duplicate(content, live)
+            if duplicate is not None:
+                return self._reinforce_instead(duplicate, now, "an identical memory exists")
+            near = self._near_duplicate(content, query, live)
+            if near is not None:
+                memory, cosine = near
+                return self._reinforce_instead(
+                    memory, now, f"a near-duplicate memory exists (cosine {cosine:.2f})")
+            state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
+                              pinned=pinned, source=source, tags=tuple(clean_tags))
+            path, text = self._create_note(now.date(), (title or _title_from(content)).strip(),
+                                           content, state, clean_tags)
+        self.engine.sync_paths([path])
+        # Answer with what was written: re-reading the note could fail (404) when its user
+        # has already moved it, and a client would then save the memory again.
+        note = parse_note(path, text.encode("utf-8"))
+        written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags))
+        return {"created": True, "reinforced": None, "memory": self.engine.view(written, now)}
+
+    def _check_content(
+        self, content: str, *, title: str | None, tags: Sequence[str], source: str | None,
+        type: str | None, strength: float,
+    ) -> None:
+        reason = check_content(content, min_chars=self.params.min_content_chars,
+                               max_chars=self.params.max_content_chars)
+        if reason is not None:
+            raise Refused(reason)
+        for what, text in (("title", title), ("source", source), ("tag", " ".join(tags))):
+            kind = find_secret(text) if text else None
+            if kind is not None:
+                raise Refused(secret_reason(what, kind))
+        if type is not None and type not in MEMORY_TYPES:
+            kinds = ", ".join(MEMORY_TYPES)
+            raise InvalidInput(f"unknown memory type {type!r}: use one of {kinds}")
+        if not 0.0 <= strength <= 2.0:
+            raise InvalidInput("strength must be between 0 and 2")
+
+    def _near_duplicate(
+        self, content: str, query: Vector, live: Sequence[MemoryNote]
+    ) -> tuple[MemoryNote, float] | None:
+        """The live memory whose remembered text is closest to `content`, if its cosine reaches
+        `near_duplicate_cosine`. The index's note vectors (title and heading included) pick a
+        shortlist; the shortlist's own texts are then embedded and compared like for like."""
+        threshold = self.params.near_duplicate_cosine
+        by_path = {m.path: m for m in live}
+        if not by_path:
+            return None
+        index = cast(_NoteVectorIndex, self.engine._index())
+        ranked = sorted(((float(vector @ query), path)
+                         for path, vector in index.note_vectors(by_path).items()), reverse=True)
+        shortlist = [by_path[path] for cosine, path in ranked[:NEAR_SHORTLIST]
+                     if cosine >= threshold - NEAR_SHORTLIST_MARGIN
+                     and numbers_agree(content, _content_of(by_path[path]))]
+        if not shortlist:
+            return None
+        cosines = self.engine.embedder.embed([_content_of(m) for m in shortlist]) @ query
+        best = int(np.argmax(cosines))
+        return (shortlist[best], float(cosines[best])) if cosines[best] >= threshold else None
+
+    def _create_note(
+        self, day: date, title: str, content: str, state: MemoryState, tags: list[str]
+    ) -> tuple[str, str]:
+        """Write the new note as `YYYY-MM-DD <slug>.md` (the title stays human inside it);
+        a taken name gets `-2`, `-3`, …; nothing is ever overwritten. Returns (path, text)."""
+        text = render_memory_note(title=title, body=content, stm_fields=state_to_fields(state),
+                                  tags=tags)
+        folder_rel, folder_abs = resolve_folder(self.engine.root, self.params.memory_folder)
+        stem = f"{day.isoformat()} {file_slug(title)}"
+        for number in range(1, MAX_COLLISIONS + 1):
+            name = f"{stem}.md" if number == 1 else f"{stem}-{number}.md"
+            try:
+                create_new(folder_abs / name, text.encode("utf-8"))
+            except FileExistsError:
+                continue
+            return (f"{folder_rel}/{name}" if folder_rel else name), text
+        raise NoteError(f"{MAX_COLLISIONS} notes named like {stem!r} exist in {folder_rel}")
+
+    def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
+        new = touch(memory.state, now, self.params.reinforce)
+        updated = self.engine.memories.write_state(memory, new)
+        view = self.engine.view(updated, now)
+        return {"created": False, "reinforced": {"id": memory.state.id, "reason": why},
+                "memory": view}
+
+    # sweep: forget and promote ------------------------------------------------------------
+
+    def plan(self, now: datetime) -> tuple[list[MemoryNote], Any]:
+        memories = [m for m in self.engine.memories.iter_memories()]
+        active = [(m.path, m.state) for m in memories if m.state.status == ACTIVE]
+        return memories, plan_sweep(active, now, self.params.decay, self.params.policy)
+
+    def gc(self, now: datetime, *, apply: bool = False) -> JSON:
+        memories, plan = self.plan(now)
+        by_path = {m.path: m for m in memories}
+        done = _done(self._archive(by_path[item.path], item.decision, now)
+                     for item in (plan.archive if apply else ()))
+        return {
+            "dry_run": not apply,
+            "archive": [_item_json(item) for item in plan.archive],
+            "archived": done,
+            "kept": len(plan.keep) + len(plan.promote),
+        }
+
+    def promote(self, ref: str | None, now: datetime, *, dry_run: bool = False) -> JSON:
+        if ref is not None:
+            memory = self.engine.memories.load(ref)
+            if memory.state.status != ACTIVE:
+                raise InvalidInput(f"{memory.path} is {memory.state.status}, not active")
+            decision = Decision("promote", "promoted on request", 0.0)
+            items = [SweepItem(memory.path, memory.state.id, decision)]
+            by_path = {memory.path: memory}
+        else:
+            memories, plan = self.plan(now)
+            items = list(plan.promote)
+            by_path = {m.path: m for m in memories}
+        done = [] if dry_run else _done(self._promote(by_path[i.path], i.decision, now)
+                                        for i in items)
+        return {"dry_run": dry_run, "promote": [_item_json(i) for i in items], "promoted": done}
+
+    def sweep(self, now: datetime, *, dry_run: bool = True) -> JSON:
+        """Forget and promote together (the scheduled job), after finishing interrupted moves."""
+        finished = [] if dry_run else self.finish_moves()
+        memories, plan = self.plan(now)
+        by_path = {m.path: m for m in memories}
+        archived = [] if dry_run else _done(
+            self._archive(by_path[i.path], i.decision, now) for i in plan.archive)
+        promoted = [] if dry_run else _done(
+            self._promote(by_path[i.path], i.decision, now) for i in plan.promote)
+        return {
+            "dry_run": dry_run,
+            "archive": [_item_json(i) for i in plan.archive],
+            "promote": [_item_json(i) for i in plan.promote],
+            "keep": len(plan.keep),
+            "archived": archived, "promoted": promoted, "finished_moves": finished,
+        }
+
+    def finish_moves(self) -> list[JSON]:
+        """Archived or promoted memories still outside their folder, and restored (active)
+        ones still inside the archive folder (a crash between the state write and the move),
+        are moved now."""
+        done = []
+        for memory in self.engine.memories.iter_memories():
+            folder = {ARCHIVED: self.params.archive_folder,
+                      PROMOTED: self.params.promoted_folder}.get(memory.state.status)
+            misplaced = folder is not None and not _inside(memory.path, folder)
+            if memory.state.status == ACTIVE and _inside(memory.path, self.params.archive_folder):
+                folder, misplaced = self.params.memory_folder, True
+            if folder and misplaced:
+                target = self._move(memory.path, folder)
+                if target is not None:
+                    done.append({"id": memory.state.id, "from": memory.path, "to": target})
+        return done
+
+    # applying -----------------------------------------------------------------------------
+
+    def _current(self, memory: MemoryNote) -> MemoryNote | None:
+        """The planned memory as it is now, with the uses, pins and edits recorded since the
+        plan (writing the planned state would undo them); None when it is gone, moved or no
+        longer active. Call with the memory lock held."""
+        current = self.engine.memories.try_load(memory.path)
+        if current is None or current.state.id != memory.state.id or not writable(current):
+            return None
+        return current if current.state.status == ACTIVE else None
+
+    def _archive(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
+        with self.engine.memories.lock:
+            current = self._current(memory)
+            if current is None or current.state.pinned:
+                return None
+            self.engine.memories.write_state_now(current, _with(current.state, status=ARCHIVED))
+        target = self._move(memory.path, self.params.archive_folder)
+        if target is None:
+            return None
+        return {"id": memory.state.id, "from": memory.path, "to": target,
+                "reason": decision.reason}
+
+    def _promote(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
+        links = self._related_links(memory)
+        full = self.engine.root / memory.path
+        with self.engine.memories.lock:
+            current = self._current(memory)
+            if current is None:
+                return None
+            new = _with(current.state, status=PROMOTED, promoted_at=now)
+            text = full.read_bytes().decode("utf-8")
+            text = splice_stm(text, self.engine.memories.file_updates(current, new))
+            if links:
+                text = set_related_section(text, links)
+            guarded_write(full, text.encode("utf-8"), current.note.file_hash)
+            self.engine.memories.written(memory.state.id)
+        target = self._move(memory.path, self.params.promoted_folder)
+        if target is None:
+            return None
+        return {"id": memory.state.id, "from": memory.path, "to": target,
+                "reason": decision.reason, "links": links}
+
+    def _related_links(self, memory: MemoryNote) -> list[str]:
+        records = self.engine.catalog.records()
+        all_paths = list(records)
+        targets: list[str] = []
+        try:
+            neighbours = self.engine._index().related(memory.path, self.params.related_links)
+        except Exception:
+            neighbours = []
+        targets += [p for p, _ in neighbours if p != memory.path]
+        by_stem = {PurePosixPath(p).stem.casefold(): p for p in all_paths}
+        for link in memory.note.links:
+            resolved = by_stem.get(PurePosixPath(link.target).name.casefold())
+            if resolved and resolved not in targets and resolved != memory.path:
+                targets.append(resolved)
+        links = []
+        for target in targets:
+            title = records[target].title if target in records else PurePosixPath(target).stem
+            links.append(wikilink(target, all_paths, alias=title))
+        return links
+
+    def move_to_archive(self, path: str) -> str | None:
+        """Move a note whose state already says archived into the archive folder (never
+        overwriting; the index follows). Returns its new vault-relative path, or None when
+        the note is no longer at `path`."""
+        return self._move(path, self.params.archive_folder)
+
+    def _move(self, path: str, folder: str) -> str | None:
+        """Move a note into `folder`; None when its user moved or deleted it since its state
+        was written (a later sweep's `finish_moves` moves it if it is still in the vault).
+        A note already in `folder` stays where it is."""
+        if PurePosixPath(path).parent == PurePosixPath(folder.strip("/")):
+            return path
+        name = PurePosixPath(path).name
+        with self.engine.memories.lock:  # a flush must not write the note mid-move
+            target = _free_path(self.engine.root, folder, name)
+            try:
+                move_file(self.engine.root / path, self.engine.root / target)
+            except FileNotFoundError:
+                if not (self.engine.root / target).exists():
+                    return None
+        self.engine.sync_paths([path, target])
+        return target
+
+
+def _free_path(root: Path, folder: str, name: str) -> str:
+    stem, suffix = name[:-3], name[-3:]
+    candidate = f"{folder}/{name}"
+    n = 2
+    while (root / candidate).exists():
+        candidate = f"{folder}/{stem} {n}{suffix}"
+        n += 1
+    return candidate
+
+
+def _done(moves: Iterable[JSON | None]) -> list[JSON]:
+    """The moves that happened (a memory that changed since the plan is left alone)."""
+    return [move for move in moves if move is not None]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path.startswith(folder.strip("/") + "/")
+
+
+def _with(state: MemoryState, **changes: Any) -> MemoryState:
+    return replace(state, **changes)
+
+
+def _item_json(item: SweepItem) -> JSON:
+    return {"id": item.id, "path": item.path, "decision": item.decision.action,
+            "reason": item.decision.reason, "score": round(item.decision.score, 6)}
+
+
+def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | None:
+    wanted = normalise_text(content)
+    return next((m for m in live if normalise_text(_content_of(m)) == wanted), None)
+
+
+def _title_from(content: str) -> str:
+    first = content.strip().splitlines()[0].lstrip("#").strip()
+    words = first.split()
+    title = " ".join(words[:8])
+    return title if len(words) <= 8 else title + "…"
+
+
+def file_slug(title: str, *, max_len: int = SLUG_MAX) -> str:
+    """A real slug for a file name: lower case, words joined by hyphens, accents dropped,
+    cut at a word; passed through `slugify` so it is always a safe, non-empty name."""
+    text = unicodedata.normalize("NFKD", title.replace("'", "").replace("\u2019", ""))
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = unicodedata.normalize("NFC", text).casefold()
+    slug = ""
+    for word in re.findall(r"[^\W_]+", text):
+        longer = f"{slug}-{word}" if slug else word[:max_len]
+        if len(longer) > max_len:
+            break
+        slug = longer
+    return slugify(slug, max_len=max_len)
+
+
+def _content_of(memory: MemoryNote) -> str:
+    """The remembered text: the body without its leading `# Title` line and Related section."""
+    body = memory.note.body
+    body = re.sub(r"<!-- vaultmem:(related|merged) -->.*?<!-- /vaultmem:\1 -->", "", body,
+                  flags=re.S)
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join(lines)

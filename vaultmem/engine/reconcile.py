@@ -1,0 +1,175 @@
+"""Reconciling a synced vault: notes that carry one memory's `stm_id` (sync conflict copies).
+
+The pure decisions (which note is canonical, how two states merge) live in `core.sync`; this
+applies them. For each id carried by several notes: the canonical note gets the merged state
+(no use recorded on any copy is lost, none counted twice) and, when a copy's text differs, a
+link to that copy; then each copy gets a new id of its own, `stm_status: archived` and
+`stm_merged_into: <the memory's id>`, and moves to the archive folder. Nothing is deleted.
+
+Order keeps every crash harmless: the canonical note is written first (re-running the merge
+adds nothing: it is idempotent), a copy is only archived after that, and a copy whose state
+says archived but that was not moved yet is moved by the next sweep's `finish_moves`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from vaultmem.core.memory import ARCHIVED, MemoryState
+from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
+from vaultmem.engine.engine import Engine
+from vaultmem.engine.memory_store import MemoryNote, MemoryStore, writable
+from vaultmem.engine.shapes import JSON
+from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
+from vaultmem.vault.conflicts import add_copy_links, git_conflicted
+from vaultmem.vault.frontmatter import splice_stm
+from vaultmem.vault.writes import guarded_write
+
+UNPARSED = "frontmatter does not parse"
+
+
+def duplicates_report(engine: Engine) -> JSON:
+    """For `status`: every id more than one note carries (canonical first, each copy with the
+    sync tool its name points to) and the notes whose frontmatter holds git conflict markers."""
+    groups = engine.memories.duplicates()
+    return {
+        "duplicates": [_group_json(memory_id, group) for memory_id, group in groups.items()],
+        "git_conflicts": git_conflicts(engine),
+    }
+
+
+def git_conflicts(engine: Engine) -> list[str]:
+    """Notes whose frontmatter does not parse because of git merge-conflict markers (vaultmem
+    never writes them; the user resolves them, e.g. with `git mergetool`)."""
+    records = engine.catalog.records()
+    return sorted(path for path, record in records.items()
+                  if record.reason.startswith(UNPARSED) and git_conflicted(engine.root, path))
+
+
+def _group_json(memory_id: str, group: list[MemoryNote]) -> JSON:
+    paths = [m.path for m in group]
+    return {
+        "id": memory_id, "canonical": paths[0],
+        "copies": [{"path": m.path, "kind": conflict_kind(m.path, paths),
+                    "use_count": m.state.use_count} for m in group[1:]],
+    }
+
+
+class Reconciler:
+    """Merges conflict copies into their canonical note (dry run unless `apply`)."""
+
+    def __init__(self, engine: Engine, move_to_archive: Callable[[str], str | None]) -> None:
+        self.engine = engine
+        self.store: MemoryStore = engine.memories
+        self._move_to_archive = move_to_archive
+
+    def reconcile(self, now: datetime, *, apply: bool = False) -> JSON:
+        groups = [self._with_pending(group) for group in self.store.duplicates().values()]
+        plans = [p for p in (self._plan(group) for group in groups) if p]
+        merged = [] if not apply else [m for m in (self._apply(p) for p in plans) if m]
+        return {
+            "dry_run": not apply,
+            "duplicates": [_plan_json(plan) for plan in plans],
+            "merged": merged,
+            "git_conflicts": git_conflicts(self.engine),
+        }
+
+    # planning -----------------------------------------------------------------------------
+
+    def _with_pending(self, group: list[MemoryNote]) -> list[MemoryNote]:
+        """The group (canonical first) with the uses pending here laid over the canonical note,
+        so a dry run shows the count an apply writes."""
+        current = self.store.try_load(group[0].path)
+        return [current or group[0], *group[1:]]
+
+    def _plan(self, group: list[MemoryNote]) -> CopyPlan | None:
+        states = {m.path: m.state for m in group}
+        texts = {m.path: _text_of(m) for m in group}
+        return plan_copies(group[0].state.id, states, texts, self.store.archive_folder)
+
+    # applying -----------------------------------------------------------------------------
+
+    def _apply(self, planned: CopyPlan) -> JSON | None:
+        """Merge one id's copies; None when its notes changed so that nothing is left to do
+        (a later run sees them again)."""
+        with self.store.lock:
+            current = self._reload(planned)
+            plan = self._plan(current) if len(current) > 1 else None
+            if plan is None:
+                return None
+            by_path = {m.path: m for m in current}
+            canonical = by_path[plan.canonical]
+            copies = [by_path[p] for p in plan.copies if writable(by_path[p])]
+            if not writable(canonical) or not copies:
+                return None
+            try:
+                self._write_canonical(canonical, plan, copies)
+                for copy in copies:
+                    self.store.write_state_now(copy, _archived_copy(copy, plan.memory_id))
+            except (ConcurrentEdit, NoteError, NotFound, OSError):
+                return None  # changed while we worked: the next run merges it
+        moves = []
+        for copy in copies:
+            target = self._move_to_archive(copy.path)
+            moves.append({"from": copy.path, "to": target or copy.path})
+        self.engine.sync_paths([plan.canonical, *(m["to"] for m in moves)])
+        return {"id": plan.memory_id, "canonical": plan.canonical,
+                "use_count": plan.merged.use_count, "archived": moves,
+                "linked": [c.path for c in copies if c.path in plan.body_differs]}
+
+    def _reload(self, planned: CopyPlan) -> list[MemoryNote]:
+        """The notes of this id as they are now (the plan may be minutes old): the canonical
+        one with the uses still pending here, the copies as their files hold them (so every
+        device archives a copy with the same bytes)."""
+        paths = [planned.canonical, *planned.copies]
+        loaded = (MemoryStore.try_load(self.store, path) for path in paths)
+        found = [m for m in loaded if m is not None and m.state.id == planned.memory_id]
+        if len(found) < 2:
+            return found
+        first = self.store.canonical([m.path for m in found])
+        canonical = self.store.try_load(first)
+        return [canonical if m.path == first and canonical is not None else m for m in found]
+
+    def _write_canonical(
+        self, canonical: MemoryNote, plan: CopyPlan, copies: list[MemoryNote]
+    ) -> None:
+        """The merged state and links to the copies whose text differs, in one guarded write."""
+        full = self.engine.root / canonical.path
+        text = full.read_bytes().decode("utf-8")
+        new = replace(plan.merged, tags=canonical.state.tags)
+        updated = splice_stm(text, self.store.file_updates(canonical, new))
+        links = [f"[[{_stem(c.path)}]]" for c in copies if c.path in plan.body_differs]
+        if links:
+            updated = add_copy_links(updated, links)
+        if updated != text:
+            guarded_write(full, updated.encode("utf-8"), canonical.note.file_hash)
+        self.store.written(plan.memory_id)
+
+
+def _archived_copy(copy: MemoryNote, memory_id: str) -> MemoryState:
+    return replace(copy.state, id=copy_id(memory_id, copy.path), status=ARCHIVED,
+                   merged_into=memory_id)
+
+
+def _text_of(memory: MemoryNote) -> str:
+    """What the user wrote: the body and every frontmatter key but vaultmem's own."""
+    fields = sorted((k, repr(v)) for k, v in memory.note.fields.items()
+                    if not str(k).startswith("stm_"))
+    return repr(fields) + "\n" + memory.note.body
+
+
+def _stem(path: str) -> str:
+    name = path.rpartition("/")[2]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def _plan_json(plan: CopyPlan) -> JSON:
+    paths = [plan.canonical, *plan.copies]
+    return {
+        "id": plan.memory_id, "canonical": plan.canonical,
+        "copies": [{"path": p, "kind": conflict_kind(p, paths),
+                    "text_differs": p in plan.body_differs} for p in plan.copies],
+        "use_count": plan.merged.use_count,
+    }

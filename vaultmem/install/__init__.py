@@ -1,0 +1,1 @@
+"""Background service install: systemd user units and launchd agents."""

@@ -1,0 +1,1 @@
+"""The MCP bridge: assistants' tools over the daemon's socket."""

@@ -6,12 +6,16 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import lancedb
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from vaultmem.errors import IndexError_
 from vaultmem.index.base import ChunkRecord, IndexOptions, chunk_id_for
-from vaultmem.index.lance import META_FILE, OPEN_FRAGMENT_LIMIT, LanceIndex
+from vaultmem.index.lance import META_FILE, LanceIndex
+from vaultmem.index.tables import sql_string
+from vaultmem.index.upkeep import OPEN_FRAGMENT_LIMIT, Occasion
 
 from ._support import EMBEDDER, NOTES, all_notes, note
 
@@ -32,13 +36,20 @@ def paths_of(hits: list) -> list[str]:  # type: ignore[type-arg]
     return [hit.path for hit in hits]
 
 
+def stored_vectors(index_dir: Path, path: str) -> np.ndarray:
+    """The vectors of one note's chunks as stored (read back from disk), in chunk order."""
+    table = lancedb.connect(str(index_dir)).open_table("chunks")
+    rows = table.search().where(f"path = {sql_string(path)}").select(["idx", "vector"])
+    ordered = sorted(rows.to_arrow().to_pylist(), key=lambda row: row["idx"])
+    return np.array([row["vector"] for row in ordered], dtype=np.float32)
+
+
 def test_new_index_is_empty_and_not_rebuilt(index_dir: Path) -> None:
     idx = LanceIndex(index_dir, EMBEDDER.name)
     assert idx.rebuilt_reason is None
-    assert idx.note_records() == {}
     assert idx.vector_search(EMBEDDER.embed_query("cats"), 5) == []
     assert idx.text_search("cats", 5) == []
-    assert idx.stats()["notes"] == 0
+    assert idx.stats()["chunks"] == 0
 
 
 def test_upsert_then_vector_and_text_search_find_the_note(index: LanceIndex) -> None:
@@ -64,52 +75,36 @@ def test_text_search_stems_and_searches_titles(index: LanceIndex) -> None:
     assert paths_of(index.text_search("taxes", 5)) == ["finance/taxes.md"] * 2
 
 
-def test_note_records_round_trip(index: LanceIndex) -> None:
-    expected = {record.path: record for record, _ in all_notes()}
-    assert index.note_records() == expected
-    assert index.stats()["notes"] == len(NOTES)
+def test_only_the_chunks_table_is_stored(index: LanceIndex, index_dir: Path) -> None:
     assert index.stats()["chunks"] == sum(len(chunks) for _, chunks in all_notes())
+    assert sorted(p.name for p in index_dir.iterdir()) == ["chunks.lance", META_FILE]
 
 
-def test_find_by_note_id(index: LanceIndex) -> None:
-    record, chunks = note("memories/m1.md", "It's a memory with a 'quote'.", note_id="stm-'1'")
-    index.apply(upserts=[(record, chunks)])
-    assert index.find_by_note_id("stm-'1'") == record
-    assert index.find_by_note_id("stm-2") is None
-    assert index.find_by_note_id("") is None
-
-
-def test_meta_update_keeps_vectors_and_retitles_chunks(index: LanceIndex) -> None:
-    before = index.chunk_vectors("animals/dogs.md")
+def test_retitle_keeps_vectors_and_rewrites_the_title(index: LanceIndex, index_dir: Path) -> None:
+    before = stored_vectors(index_dir, "animals/dogs.md")
     record, _ = note("animals/dogs.md", NOTES["animals/dogs.md"])
-    changed = replace(record, title="Canines", tags=("pets", "test"))
-    index.apply(meta_updates=[changed])
-    after = index.chunk_vectors("animals/dogs.md")
-    assert before is not None and after is not None
-    np.testing.assert_array_equal(before, after)
-    assert index.note_records()["animals/dogs.md"] == changed
+    index.apply(retitles=[replace(record, title="Canines")])
+    np.testing.assert_array_equal(stored_vectors(index_dir, "animals/dogs.md"), before)
     assert paths_of(index.text_search("canines", 5)) == ["animals/dogs.md"] * 2
     assert index.stats()["chunks"] == sum(len(chunks) for _, chunks in all_notes())
 
 
-def test_meta_update_without_title_change_leaves_chunks_alone(index: LanceIndex) -> None:
-    version = index.stats()["chunk_version"]
+def test_a_retitle_to_the_same_names_writes_nothing(index: LanceIndex) -> None:
+    before = index.stats()
     record, _ = note("finance/taxes.md", NOTES["finance/taxes.md"])
-    index.apply(meta_updates=[replace(record, tags=("money",))])
-    assert index.stats()["chunk_version"] == version
-    assert index.note_records()["finance/taxes.md"].tags == ("money",)
+    index.apply(retitles=[replace(record, tags=("money",))])
+    after = index.stats()
+    assert after["chunk_version"] == before["chunk_version"]
+    assert after["writes_since_optimize"] == before["writes_since_optimize"]
 
 
-def test_move_keeps_vectors_and_rewrites_paths(index: LanceIndex) -> None:
-    old_vectors = index.chunk_vectors("animals/cats.md")
+def test_move_keeps_vectors_and_rewrites_paths(index: LanceIndex, index_dir: Path) -> None:
+    old_vectors = stored_vectors(index_dir, "animals/cats.md")
     record, _ = note("pets/felines.md", NOTES["animals/cats.md"])
     index.apply(moves=[("animals/cats.md", record)])
-    new_vectors = index.chunk_vectors("pets/felines.md")
-    assert old_vectors is not None and new_vectors is not None
-    np.testing.assert_array_equal(old_vectors, new_vectors)
-    assert index.chunk_vectors("animals/cats.md") is None
-    records = index.note_records()
-    assert "animals/cats.md" not in records and records["pets/felines.md"] == record
+    np.testing.assert_array_equal(stored_vectors(index_dir, "pets/felines.md"), old_vectors)
+    assert stored_vectors(index_dir, "animals/cats.md").size == 0
+    assert "animals/cats.md" not in index.note_vectors()
     hit = index.vector_search(EMBEDDER.embed_query("kitten plays with yarn"), 1)[0]
     assert (hit.path, hit.chunk_id) == ("pets/felines.md", chunk_id_for("pets/felines.md", 1))
     text_hit = index.text_search("yarn", 1)[0]
@@ -126,36 +121,40 @@ def test_move_and_new_note_at_the_old_path_in_one_apply(index: LanceIndex) -> No
     assert index.stats()["chunks"] == sum(len(c) for _, c in all_notes()) + 1
 
 
-def test_deletes_remove_note_and_chunks(index: LanceIndex) -> None:
+def test_deletes_remove_the_chunks(index: LanceIndex) -> None:
     index.apply(deletes=["finance/taxes.md", "not/there.md"])
-    assert "finance/taxes.md" not in index.note_records()
     assert index.text_search("quarterly", 5) == []
     query = EMBEDDER.embed_query("quarterly tax filing deadline")
     assert "finance/taxes.md" not in paths_of(index.vector_search(query, 20))
     assert "finance/taxes.md" not in index.note_vectors()
 
 
-def test_reupsert_replaces_all_chunks(index: LanceIndex) -> None:
+def test_reupsert_replaces_all_chunks(index: LanceIndex, index_dir: Path) -> None:
     index.apply(upserts=[note("animals/cats.md", "Only one paragraph about lions now.")])
     assert index.text_search("yarn", 5) == []
-    vectors = index.chunk_vectors("animals/cats.md")
-    assert vectors is not None and vectors.shape == (1, EMBEDDER.dim)
+    assert stored_vectors(index_dir, "animals/cats.md").shape == (1, EMBEDDER.dim)
 
 
-def test_skipped_notes_have_rows_but_no_chunks(index: LanceIndex) -> None:
-    record, _ = note("big/file.md", "x", status="skipped", reason="too large", chunk_count=0)
-    index.apply(upserts=[(record, [])])
-    assert index.note_records()["big/file.md"].reason == "too large"
-    assert index.chunk_vectors("big/file.md") is None
+def test_clear_empties_the_index_and_spends_the_rebuild_reason(index: LanceIndex,
+                                                               index_dir: Path) -> None:
+    index.close()
+    (index_dir / META_FILE).write_text("{not json")
+    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened.apply(upserts=all_notes())
+    assert reopened.rebuilt_reason is not None
+    reopened.clear()
+    assert reopened.rebuilt_reason is None  # the indexer rebuilds: nothing left to report
+    assert reopened.stats()["chunks"] == 0 and reopened.note_vectors() == {}
+    assert reopened.text_search("kitten", 5) == []
+    reopened.apply(upserts=[note("b.md", "alpha gamma")])
+    assert paths_of(reopened.text_search("gamma", 5)) == ["b.md"]
 
 
 def test_reopen_sees_everything(index: LanceIndex, index_dir: Path) -> None:
-    records = index.note_records()
     vectors = index.note_vectors()
     index.close()
     reopened = LanceIndex(index_dir, EMBEDDER.name)
     assert reopened.rebuilt_reason is None
-    assert reopened.note_records() == records
     reopened_vectors = reopened.note_vectors()
     assert reopened_vectors.keys() == vectors.keys()
     for path, vector in vectors.items():
@@ -169,7 +168,6 @@ def test_embedder_change_rebuilds_empty(index: LanceIndex, index_dir: Path) -> N
     assert reopened.rebuilt_reason == (
         f"embedding model changed from {EMBEDDER.name} to fake/other-model"
     )
-    assert reopened.note_records() == {}
     assert reopened.stats()["chunks"] == 0
     assert LanceIndex(index_dir, "fake/other-model").rebuilt_reason is None
 
@@ -181,16 +179,28 @@ def test_schema_version_change_rebuilds(index: LanceIndex, index_dir: Path) -> N
     meta_path.write_text(json.dumps({**meta, "schema_version": 0}))
     reopened = LanceIndex(index_dir, EMBEDDER.name)
     assert reopened.rebuilt_reason is not None and "schema" in reopened.rebuilt_reason
-    assert reopened.note_records() == {}
+    assert reopened.stats()["chunks"] == 0
+
+
+def test_an_index_with_the_old_notes_table_is_rebuilt_without_it(index: LanceIndex,
+                                                                  index_dir: Path) -> None:
+    index.close()
+    lancedb.connect(str(index_dir)).create_table("notes", pa.table({"path": ["a.md"]}))
+    meta_path = index_dir / META_FILE
+    meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "schema_version": 2}))
+    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    assert reopened.rebuilt_reason == "index schema changed from v2 to v3"
+    assert not (index_dir / "notes.lance").exists()
+    assert reopened.stats()["chunks"] == 0
 
 
 def _garble_manifests(index_dir: Path) -> None:
-    for manifest in (index_dir / "notes.lance" / "_versions").iterdir():
+    for manifest in (index_dir / "chunks.lance" / "_versions").iterdir():
         manifest.write_bytes(b"not a manifest")
 
 
 def _garble_data(index_dir: Path) -> None:
-    for data_file in (index_dir / "notes.lance" / "data").iterdir():
+    for data_file in (index_dir / "chunks.lance" / "data").iterdir():
         data_file.write_bytes(b"\x00" * 64)
 
 
@@ -211,7 +221,7 @@ def test_damaged_index_is_rebuilt_not_a_crash(
     damage(index_dir)  # type: ignore[operator]
     reopened = LanceIndex(index_dir, EMBEDDER.name)
     assert reopened.rebuilt_reason is not None
-    assert reopened.note_records() == {}
+    assert reopened.stats()["chunks"] == 0
     assert (index_dir / "unrelated.txt").read_text() == "keep me"
     reopened.apply(upserts=all_notes())
     assert reopened.text_search("kitten", 1)[0].path == "animals/cats.md"
@@ -236,7 +246,7 @@ def test_vector_dim_mismatch_is_an_index_error(index: LanceIndex) -> None:
 def test_two_changes_to_one_path_are_refused(index: LanceIndex) -> None:
     record, chunks = note("a.md", "alpha")
     with pytest.raises(ValueError):
-        index.apply(upserts=[(record, chunks)], meta_updates=[record])
+        index.apply(upserts=[(record, chunks)], retitles=[record])
 
 
 def test_paths_filter(index: LanceIndex) -> None:
@@ -268,15 +278,13 @@ def test_many_single_note_applies_then_optimize(index_dir: Path) -> None:
     for i in range(200):
         idx.apply(upserts=[note(f"n/{i:03}.md", f"Note number n{i} about topic t{i % 7}.")])
     before = idx.stats()
-    assert before["notes"] == 200 and before["chunk_fragments"] >= 100
+    assert before["chunks"] == 200 and before["chunk_fragments"] >= 100
     query = EMBEDDER.embed_query("Note number n123 about topic t4.")
     assert idx.vector_search(query, 1)[0].path == "n/123.md"
     assert idx.text_search("n123", 1)[0].path == "n/123.md"
-    records = idx.note_records()
     idx.optimize()
     after = idx.stats()
     assert after["chunk_fragments"] < 5 and after["chunks"] == 200
-    assert idx.note_records() == records
     assert idx.text_search("n77", 1)[0].path == "n/077.md"
     reopened = LanceIndex(index_dir, EMBEDDER.name)
     assert reopened.vector_search(query, 1)[0].path == "n/123.md"
@@ -291,6 +299,19 @@ def test_optimize_runs_automatically(index_dir: Path) -> None:
     assert stats["chunk_fragments"] <= 2
     idx.apply(upserts=[note("n/20.md", "note n20")])
     assert idx.stats()["writes_since_optimize"] == 1
+
+
+def test_upkeep_optimises_only_when_the_policy_says_so(index_dir: Path) -> None:
+    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=0))
+    assert idx.upkeep(Occasion.SCHEDULED) is None  # nothing written
+    for i in range(3):
+        idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
+    assert idx.stats()["chunk_fragments"] == 3  # every_writes=0: no optimise on writes
+    reason = idx.upkeep(Occasion.INDEXED)
+    assert reason is not None and reason.startswith("3 writes")
+    stats = idx.stats()
+    assert stats["writes_since_optimize"] == 0 and stats["chunk_fragments"] == 1
+    assert idx.upkeep(Occasion.SCHEDULED) is None
 
 
 def test_opening_an_index_with_leftover_fragments_optimises_it(index_dir: Path) -> None:

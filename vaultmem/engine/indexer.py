@@ -1,8 +1,11 @@
 """Keep the derived index in step with the vault: scan, plan (pure), then apply in batches.
 
 Unchanged notes are recognised by (mtime, size) and confirmed by content hash; unchanged bodies
-are never re-embedded, frontmatter-only changes update metadata only, and moves keep their
-vectors. Embedding work is batched across notes and each batch is one index write.
+are never re-embedded, and moves keep their vectors. A frontmatter-only change (a flush of
+`stm_*` state, a new tag) is a catalog write only: the chunk store is written only when the
+names its chunks carry for the full-text index change. Embedding work is batched across notes
+and each batch is one chunk-store write. A batch sync (the watcher's) reads only its own paths'
+catalog rows.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from vaultmem.core.chunking import Chunk, chunk_markdown, embedding_text
 from vaultmem.core.memory import future_problem, is_memory, state_from_fields
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.errors import InvalidInput, NoteError, NotFound
-from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord
+from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, read_note
@@ -35,12 +38,12 @@ class ChunkStore(Protocol):
         self,
         *,
         upserts: Sequence[tuple[NoteRecord, Sequence[ChunkRecord]]] = (),
-        meta_updates: Sequence[NoteRecord] = (),
+        retitles: Sequence[NoteRecord] = (),
         moves: Sequence[tuple[str, NoteRecord]] = (),
         deletes: Sequence[str] = (),
     ) -> None: ...
 
-    def note_records(self) -> dict[str, NoteRecord]: ...
+    def clear(self) -> None: ...
 
 
 class StoreHandle(Protocol):
@@ -103,6 +106,7 @@ class Indexer:
         self._store = store
         self.embedder = embedder
         self.settings = settings
+        self._identity_checked = False
 
     # public -------------------------------------------------------------------------------
 
@@ -111,8 +115,8 @@ class Indexer:
     ) -> SyncReport:
         """Bring the index in line with the vault: all of it, or just `paths` (watcher)."""
         started = time.perf_counter()
-        report = SyncReport(rebuilt_reason=self._ensure_identity())
-        known = self.catalog.records()
+        report = SyncReport(rebuilt_reason=self._check_identity(full=paths is None))
+        known = self.catalog.records() if paths is None else self.catalog.records_for(paths)
         stats, skipped = self._stat(paths)
         parsed: dict[str, Note] = {}
         failed: dict[str, str] = {}
@@ -120,11 +124,11 @@ class Indexer:
         index = {
             path: Fingerprint(rec.body_hash, rec.file_hash)
             for path, rec in known.items()
-            if rec.status != SKIPPED and (paths is None or path in paths)
+            if rec.status != SKIPPED
         }
         plan = plan_sync(disk, index)
         self._apply(plan, parsed, failed, known, report, progress)
-        self._record_skipped(skipped, known, paths, report)
+        self._record_skipped(skipped, known, report)
         self._refresh_stat_only(stats, known, plan, failed)
         report.failed = len(failed)
         report.failures = sorted(failed.items())
@@ -140,9 +144,18 @@ class Indexer:
 
     # identity -----------------------------------------------------------------------------
 
+    def _check_identity(self, *, full: bool) -> str | None:
+        """On the first sync and on every full one. A batch sync after that trusts the check:
+        only a rebuild (which redoes it) changes the identity within this process."""
+        if self._identity_checked and not full:
+            return None
+        reason = self._ensure_identity()
+        self._identity_checked = True
+        return reason
+
     def _ensure_identity(self) -> str | None:
         reason = self._store.identity_problem()
-        if reason is None and self.catalog.chunk_total() > 0 and not self._store.exists():
+        if reason is None and not self._store.exists() and self.catalog.chunk_total() > 0:
             reason = "the chunk index was missing"
         if self.catalog.matches(self.embedder.name) and reason is None:
             return None
@@ -155,10 +168,7 @@ class Indexer:
         return f"index identity changed from {previous} to {self.embedder.name!r}"
 
     def _clear_all(self) -> None:
-        store = self._store()
-        stale = list(store.note_records())
-        if stale:
-            store.apply(deletes=stale)
+        self._store().clear()
         self.catalog.reset(self.embedder.name)
 
     # snapshot -----------------------------------------------------------------------------
@@ -242,8 +252,11 @@ class Indexer:
             for path in plan.meta_changes
         ]
         metas = [m for m in metas if m.path not in moved_to]  # the move carries the new record
+        # the chunks carry the note's names, nothing else of its frontmatter
+        retitles = [m for m in metas if searchable_title(m) != searchable_title(known[m.path])]
+        if moves or retitles or plan.deletes:
+            self._store().apply(retitles=retitles, moves=moves, deletes=plan.deletes)
         if moves or metas or plan.deletes:
-            self._store().apply(meta_updates=metas, moves=moves, deletes=plan.deletes)
             self.catalog.apply(
                 [*metas, *(record for _, record in moves)],
                 deletes=[*plan.deletes, *(old for old, _ in moves)],
@@ -267,18 +280,19 @@ class Indexer:
         self,
         skipped: list[tuple[str, str]],
         known: dict[str, NoteRecord],
-        paths: Collection[str] | None,
         report: SyncReport,
     ) -> None:
+        """`known` holds the rows of the synced paths only (all of them on a full sync)."""
         now_skipped = dict(skipped)
-        stale = [p for p, rec in known.items() if rec.status == SKIPPED and p not in now_skipped
-                 and (paths is None or p in paths)]
+        stale = [p for p, rec in known.items() if rec.status == SKIPPED and p not in now_skipped]
         was_indexed = [p for p in now_skipped if p in known and known[p].chunk_count]
         if was_indexed:
             self._store().apply(deletes=was_indexed)
-        self.catalog.apply(
-            (_placeholder(p, SKIPPED, reason, self.root) for p, reason in skipped), deletes=stale
-        )
+        if skipped or stale:
+            self.catalog.apply(
+                (_placeholder(p, SKIPPED, reason, self.root) for p, reason in skipped),
+                deletes=stale,
+            )
         report.skipped = len(skipped)
 
     def _refresh_stat_only(

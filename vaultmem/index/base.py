@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 #: Bump when the layout of the stored tables changes; an index with another version is rebuilt.
-SCHEMA_VERSION: int = 2  # 2: aliases join the title in the full-text index
+SCHEMA_VERSION: int = 3  # 2: aliases join the title in the full-text index; 3: no notes table
 
 Vector = npt.NDArray[np.float32]
 

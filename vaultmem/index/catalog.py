@@ -1,9 +1,10 @@
-"""The note catalog: one SQLite row per note file, beside the LanceDB chunk store.
+"""The note catalog: one SQLite row per note file, the one per-note record of the index (the
+LanceDB chunk store beside it holds chunks only).
 
 It answers the questions that must be quick and must not import LanceDB (1.5 s) or the model:
-which notes are indexed with which content hashes, which were skipped or failed and why, and
-where the memory with a given `stm_id` lives. Like the chunk store it is derived from the vault
-and is rebuilt from it whenever the identity (schema, embedding model) changes.
+which notes are indexed with which content hashes and metadata, which were skipped or failed
+and why, and where the memory with a given `stm_id` lives. Like the chunk store it is derived
+from the vault and is rebuilt from it whenever the identity (schema, embedding model) changes.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ _COLUMNS = (
     "status", "reason", "mtime_ns", "size", "chunk_count",
 )
 _LIST_COLUMNS = {"tags", "aliases", "links"}
+_PER_QUERY = 500  # paths bound in one IN (...): below SQLite's variable limit
 
 #: Told of every change this process makes: (upserted records, deleted paths), or
 #: (None, ()) when every row was dropped.
@@ -100,22 +102,24 @@ class Catalog:
         return {row[0]: _to_record(row) for row in rows}
 
     def records_for(self, paths: Iterable[str]) -> dict[str, NoteRecord]:
-        """The rows of just these paths (a search's candidates), in one query."""
+        """The rows of just these paths (a search's candidates, a sync's batch): one query
+        per 500 paths."""
         wanted = sorted(set(paths))
-        if not wanted:
-            return {}
-        marks = ", ".join("?" for _ in wanted)
-        rows = self._query(
-            f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path IN ({marks})", tuple(wanted)
-        )
-        return {row[0]: _to_record(row) for row in rows}
+        found: dict[str, NoteRecord] = {}
+        for start in range(0, len(wanted), _PER_QUERY):
+            part = wanted[start : start + _PER_QUERY]
+            marks = ", ".join("?" * len(part))
+            rows = self._query(
+                f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path IN ({marks})", tuple(part))
+            found.update((row[0], _to_record(row)) for row in rows)
+        return found
 
     def names_for(self, paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
         """Title and aliases of each known path (lighter than `records_for`)."""
         wanted = list(dict.fromkeys(paths))
         found: dict[str, tuple[str, tuple[str, ...]]] = {}
-        for start in range(0, len(wanted), 500):
-            part = wanted[start : start + 500]
+        for start in range(0, len(wanted), _PER_QUERY):
+            part = wanted[start : start + _PER_QUERY]
             marks = ", ".join("?" * len(part))
             rows = self._query(
                 f"SELECT path, title, aliases FROM notes WHERE path IN ({marks})", tuple(part))
@@ -130,10 +134,6 @@ class Catalog:
             (prefix, prefix + "\U0010ffff"),
         )
         return [row[0] for row in rows]
-
-    def get(self, path: str) -> NoteRecord | None:
-        rows = self._query(f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path = ?", (path,))
-        return _to_record(rows[0]) if rows else None
 
     def find_by_note_id(self, note_id: str) -> NoteRecord | None:
         rows = self._query(
@@ -174,10 +174,8 @@ class Catalog:
         )
         return hashlib.sha1(repr(rows).encode()).hexdigest()
 
-    def counts(self) -> dict[str, int]:
-        return dict(self._query("SELECT status, COUNT(*) FROM notes GROUP BY status"))
-
     def chunk_total(self) -> int:
+        """Chunks the catalogued notes have (a whole-table sum: for opening, not per batch)."""
         rows = self._query("SELECT COALESCE(SUM(chunk_count), 0) FROM notes")
         return int(rows[0][0]) if rows else 0
 

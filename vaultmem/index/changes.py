@@ -1,4 +1,4 @@
-"""Turn one `LanceIndex.apply` call into the row sets to delete and add."""
+"""Turn one `LanceIndex.apply` call into the chunk rows to delete and add."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ from vaultmem.index.tables import relocate_chunks
 
 @dataclass(frozen=True)
 class ChangePlan:
-    """A validated batch of upserts, metadata updates, moves and deletes."""
+    """A validated batch of chunk changes: notes (re-)embedded, renamed in place (their
+    searchable title changed), moved, or deleted. Note records only lend their path and names:
+    the catalog is the one per-note record."""
 
     upserts: tuple[tuple[NoteRecord, tuple[ChunkRecord, ...]], ...]
-    meta_updates: tuple[NoteRecord, ...]
+    retitles: tuple[NoteRecord, ...]
     moves: tuple[tuple[str, NoteRecord], ...]
     deletes: frozenset[str]
 
@@ -24,13 +26,13 @@ class ChangePlan:
     def build(
         cls,
         upserts: Sequence[tuple[NoteRecord, Sequence[ChunkRecord]]],
-        meta_updates: Sequence[NoteRecord],
+        retitles: Sequence[NoteRecord],
         moves: Sequence[tuple[str, NoteRecord]],
         deletes: Sequence[str],
     ) -> ChangePlan:
         plan = cls(
             upserts=tuple((record, tuple(chunks)) for record, chunks in upserts),
-            meta_updates=tuple(meta_updates),
+            retitles=tuple(retitles),
             moves=tuple(moves),
             deletes=frozenset(deletes),
         )
@@ -38,7 +40,11 @@ class ChangePlan:
         return plan
 
     def _validate(self) -> None:
-        targets = [record.path for record in self.note_rows()]
+        targets = [
+            *(record.path for record, _ in self.upserts),
+            *(record.path for record in self.retitles),
+            *(record.path for _, record in self.moves),
+        ]
         if len(targets) != len(set(targets)):
             raise ValueError("apply(): a note path is the target of more than one change")
         dims = set()
@@ -54,24 +60,11 @@ class ChangePlan:
 
     @property
     def is_empty(self) -> bool:
-        return not (self.upserts or self.meta_updates or self.moves or self.deletes)
-
-    def note_rows(self) -> list[NoteRecord]:
-        """Every note row written by this change."""
-        return [
-            *(record for record, _ in self.upserts),
-            *self.meta_updates,
-            *(record for _, record in self.moves),
-        ]
-
-    def note_paths_to_remove(self) -> set[str]:
-        removed = {record.path for record in self.note_rows()}
-        removed.update(old for old, _ in self.moves)
-        return removed | self.deletes
+        return not (self.upserts or self.retitles or self.moves or self.deletes)
 
     def paths_to_carry(self) -> set[str]:
-        """Notes whose stored chunks are kept but rewritten (moved or possibly retitled)."""
-        return {old for old, _ in self.moves} | {record.path for record in self.meta_updates}
+        """Notes whose stored chunks are kept but rewritten (moved or retitled)."""
+        return {old for old, _ in self.moves} | {record.path for record in self.retitles}
 
     def vector_dim(self) -> int | None:
         for _, chunks in self.upserts:
@@ -94,9 +87,8 @@ class ChangePlan:
                                     searchable_title(record))
                 )
         for path in self._retitled(carried, rows_by_path):
-            record = self._meta_record(path)
             parts.append(relocate_chunks(carried.take(rows_by_path[path]), path,
-                                         searchable_title(record)))
+                                         searchable_title(self._retitle_of(path))))
         return parts
 
     def chunk_paths_to_remove(self, carried: pa.Table | None) -> set[str]:
@@ -111,13 +103,13 @@ class ChangePlan:
         titles = carried.column("title").to_pylist()
         return [
             record.path
-            for record in self.meta_updates
+            for record in self.retitles
             if any(titles[row] != searchable_title(record)
                    for row in rows_by_path.get(record.path, ()))
         ]
 
-    def _meta_record(self, path: str) -> NoteRecord:
-        return next(record for record in self.meta_updates if record.path == path)
+    def _retitle_of(self, path: str) -> NoteRecord:
+        return next(record for record in self.retitles if record.path == path)
 
 
 def _rows_by_path(rows: pa.Table) -> dict[str, list[int]]:

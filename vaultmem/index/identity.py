@@ -8,7 +8,8 @@ from pathlib import Path
 from vaultmem.index.base import SCHEMA_VERSION
 
 META_FILE = "vaultmem-index.json"
-TABLE_DIRS = ("notes.lance", "chunks.lance")
+#: The table directories an index creates; `notes.lance` is schema v2's, removed by the rebuild.
+TABLE_DIRS = ("chunks.lance", "notes.lance")
 
 
 def identity_problem(path: Path, embedder_name: str) -> str | None:

@@ -1,10 +1,11 @@
-"""LanceIndex: the durable, rebuildable index of notes and chunks in LanceDB.
+"""LanceIndex: the durable, rebuildable chunk index in LanceDB.
 
-Two tables: `notes` (one row per note file, including skipped/failed ones) and `chunks`
-(one row per embedded chunk). Vector search runs on an in-memory mirror of the chunk
-vectors (vectors.VectorMatrix); full-text search uses LanceDB's native BM25 index.
-Every write makes a LanceDB fragment and version, so `apply` batches a whole change into
-at most one delete and one add per table, and the tables are optimised every few writes.
+One table, `chunks`: one row per embedded chunk (text, vector and the note's searchable
+title); what is known per note file lives in the catalog (index/catalog.py) alone. Vector
+search runs on an in-memory mirror of the chunk vectors (vectors.VectorMatrix); full-text
+search uses LanceDB's native BM25 index. Every write makes a LanceDB fragment and version, so
+`apply` batches a whole change into at most one delete and one add, and the upkeep policy
+(index/upkeep.py) says when the table is optimised.
 """
 
 from __future__ import annotations
@@ -29,13 +30,13 @@ from vaultmem.errors import IndexError_
 from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
-from vaultmem.index.identity import META_FILE, identity_problem
+from vaultmem.index.identity import META_FILE, TABLE_DIRS, identity_problem
+from vaultmem.index.upkeep import Occasion, UpkeepPolicy
 from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
 _TITLE_BOOST = 0.5
-OPEN_FRAGMENT_LIMIT = 8  # more fragments than this when the index opens: optimise
 BROAD_TEXT_HITS = 50  # allowed full-text hits a broad filter's walk is sized for
 
 
@@ -44,7 +45,7 @@ class _Unusable(Exception):
 
 
 class LanceIndex:
-    """The notes and chunks tables plus an in-memory vector mirror. Thread-safe."""
+    """The chunks table plus an in-memory vector mirror. Thread-safe."""
 
     def __init__(
         self, path: Path, embedder_name: str, options: IndexOptions | None = None
@@ -52,7 +53,7 @@ class LanceIndex:
         options = options or IndexOptions()
         self.path = Path(path)
         self.embedder_name = embedder_name
-        self.optimize_every = options.optimize_every
+        self.policy = UpkeepPolicy(every_writes=options.optimize_every)
         self._session = lancedb.Session(
             index_cache_size_bytes=options.index_cache_mb * 2**20,
             metadata_cache_size_bytes=options.metadata_cache_mb * 2**20,
@@ -61,7 +62,6 @@ class LanceIndex:
         self._lock = threading.RLock()  # the tables, the matrix and their state
         self._write_lock = threading.RLock()  # writers and optimise, one at a time
         self._db: Any = None
-        self._notes: Any = None
         self._chunks: Any = None
         self._dim: int | None = None
         self._matrix: VectorMatrix | None = None
@@ -86,32 +86,19 @@ class LanceIndex:
             self._wipe(f"index storage was unreadable ({_short(exc)})")
             self._open_tables()
         self._write_meta()
-        self._optimize_if_fragmented()
-
-    def _optimize_if_fragmented(self) -> None:
-        """The write counter is per process: catch up on fragments left by earlier runs (a
-        fragment written since the last optimise is searched without the full-text index)."""
-        if self.optimize_every <= 0:
-            return
-        tables = [t for t in (self._notes, self._chunks) if t is not None]
-        if any(_fragments(table) > OPEN_FRAGMENT_LIMIT for table in tables):
-            self.optimize()
+        self.upkeep(Occasion.OPEN)  # the write counter died with the process that wrote
 
     def _meta_problem(self) -> str | None:
         """Why the stored index must be rebuilt, or None if it is usable (or new)."""
         return identity_problem(self.path, self.embedder_name)
 
-    def _table_dirs(self) -> list[Path]:
-        return [
-            self.path / f"{name}.lance"
-            for name in (tb.NOTES, tb.CHUNKS)
-            if (self.path / f"{name}.lance").exists()
-        ]
-
     def _wipe(self, reason: str) -> None:
-        """Remove only what this index created, never other files in the directory."""
-        self._db = self._notes = self._chunks = None
-        for table_dir in self._table_dirs():
+        """Remove only what this index created (the tables of older schemas included), never
+        other files in the directory."""
+        self._db = self._chunks = None
+        for table_dir in (self.path / name for name in TABLE_DIRS):
+            if not table_dir.exists():
+                continue
             if table_dir.is_dir():
                 shutil.rmtree(table_dir)
             else:
@@ -122,10 +109,6 @@ class LanceIndex:
     def _open_tables(self) -> None:
         self._db = lancedb.connect(str(self.path), session=self._session)
         self._matrix, self._fts_ready, self._dim = None, False, None
-        self._notes = self._open_or_create(tb.NOTES, tb.NOTES_SCHEMA)
-        if self._notes.schema != tb.NOTES_SCHEMA:
-            raise _Unusable("notes table has an unexpected schema")
-        self._notes.to_arrow()  # reads every notes data file: catches damaged storage early
         self._chunks = None
         if (self.path / f"{tb.CHUNKS}.lance").exists():
             self._chunks = self._db.open_table(tb.CHUNKS)
@@ -134,11 +117,6 @@ class LanceIndex:
                 raise _Unusable("chunks table has an unexpected schema")
             self._chunks.search().select(["chunk_id", "path"]).to_arrow()
 
-    def _open_or_create(self, name: str, schema: pa.Schema) -> Any:
-        if (self.path / f"{name}.lance").exists():
-            return self._db.open_table(name)
-        return self._db.create_table(name, schema=schema)
-
     def _write_meta(self) -> None:
         meta = {"schema_version": SCHEMA_VERSION, "embedder_name": self.embedder_name}
         tmp = self.path / f"{META_FILE}.tmp"
@@ -146,19 +124,6 @@ class LanceIndex:
         tmp.replace(self.path / META_FILE)
 
     # ---- reads ------------------------------------------------------------------------
-
-    def note_records(self) -> dict[str, NoteRecord]:
-        with self._lock, _storage_errors():
-            records = tb.notes_from_arrow(self._notes.to_arrow())
-        return {record.path: record for record in records}
-
-    def find_by_note_id(self, note_id: str) -> NoteRecord | None:
-        if not note_id:
-            return None
-        with self._lock, _storage_errors():
-            rows = self._notes.search().where(f"note_id = {tb.sql_string(note_id)}")
-            found = tb.notes_from_arrow(rows.limit(1).to_arrow())
-        return found[0] if found else None
 
     def vector_search(
         self, vector: Vector, k: int, *, paths: Collection[str] | None = None
@@ -243,14 +208,6 @@ class LanceIndex:
             matrix = self._ensure_matrix()
             return [] if matrix is None else matrix.related(path, k)
 
-    def chunk_vectors(self, path: str) -> Vector | None:
-        """The stored chunk vectors of one note in chunk order, or None if it has none."""
-        with self._lock:
-            matrix = self._ensure_matrix()
-            if matrix is None or path not in matrix.paths:
-                return None
-            return matrix.vectors_for(path)
-
     def _ensure_matrix(self) -> VectorMatrix | None:
         if self._matrix is None and self._chunks is not None and self._dim is not None:
             with _storage_errors():
@@ -264,25 +221,33 @@ class LanceIndex:
         self,
         *,
         upserts: Sequence[tuple[NoteRecord, Sequence[ChunkRecord]]] = (),
-        meta_updates: Sequence[NoteRecord] = (),
+        retitles: Sequence[NoteRecord] = (),
         moves: Sequence[tuple[str, NoteRecord]] = (),
         deletes: Sequence[str] = (),
     ) -> None:
-        """One batched change: at most one delete and one add per table."""
-        plan = ChangePlan.build(upserts, meta_updates, moves, deletes)
+        """One batched change: at most one delete and one add. `retitles`: notes whose
+        searchable title changed (their chunks carry it for the full-text index)."""
+        plan = ChangePlan.build(upserts, retitles, moves, deletes)
         if plan.is_empty:
             return
         with self._write_lock:
             with self._lock, _storage_errors():
                 carried = self._carried_chunks(plan)
                 new_chunks = self._new_chunk_rows(plan, carried)
-                # Chunks first: if the process dies in between, the note rows still carry the
-                # old hashes, so the next sync redoes the change.
-                self._write_chunks(plan.chunk_paths_to_remove(carried), new_chunks)
-                self._write_notes(plan)
+                wrote = self._write_chunks(plan.chunk_paths_to_remove(carried), new_chunks)
+                self._writes_since_optimize += wrote
+            if wrote:
+                self.upkeep(Occasion.WRITE)
+
+    def clear(self) -> None:
+        """Delete every chunk: the index is rebuilt from the vault. A rebuild this index made
+        when it opened (`rebuilt_reason`) is thereby taken care of."""
+        with self._write_lock, self._lock, _storage_errors():
+            if self._chunks is not None and self._chunks.count_rows():
+                self._chunks.delete("true")
                 self._writes_since_optimize += 1
-            if self.optimize_every > 0 and self._writes_since_optimize >= self.optimize_every:
-                self.optimize()
+            self._matrix = None
+            self.rebuilt_reason = None
 
     def _carried_chunks(self, plan: ChangePlan) -> pa.Table | None:
         """Stored chunks of moved notes and of notes whose metadata changed."""
@@ -307,14 +272,12 @@ class LanceIndex:
         table = pa.concat_tables(parts)
         return table if table.num_rows else None
 
-    def _write_notes(self, plan: ChangePlan) -> None:
-        self._notes.delete(tb.in_list("path", plan.note_paths_to_remove()))
-        if plan.note_rows():
-            self._notes.add(tb.notes_to_arrow(plan.note_rows()))
-
-    def _write_chunks(self, remove: set[str], add: pa.Table | None) -> None:
+    def _write_chunks(self, remove: set[str], add: pa.Table | None) -> bool:
+        """Whether anything was written."""
+        wrote = add is not None
         if self._chunks is not None and remove:
             self._chunks.delete(tb.in_list("path", remove))
+            wrote = True
         if add is not None:
             if self._chunks is None:
                 self._dim = tb.vector_dim(add.schema)
@@ -326,8 +289,20 @@ class LanceIndex:
             self._matrix.remove_paths(remove)
             if add is not None:
                 _add_to_matrix(self._matrix, add)
+        return wrote
 
     # ---- maintenance ------------------------------------------------------------------
+
+    def upkeep(self, occasion: Occasion) -> str | None:
+        """Optimise if the upkeep policy says it is due now; why it was, or None."""
+        with self._lock, _storage_errors():
+            writes = self._writes_since_optimize
+            opened = occasion is Occasion.OPEN and self._chunks is not None
+            fragments = _fragments(self._chunks) if opened else 0
+        reason = self.policy.due(occasion, writes=writes, fragments=fragments)
+        if reason is not None:
+            self.optimize()
+        return reason
 
     def optimize(self) -> None:
         """Compact fragments, bring indexes up to date and drop old versions.
@@ -336,10 +311,10 @@ class LanceIndex:
         writers' lock, and LanceDB keeps the versions that running searches read."""
         with self._write_lock:
             with self._lock:
-                tables = [t for t in (self._notes, self._chunks) if t is not None]
-            with _storage_errors():
-                for table in tables:
-                    table.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+                chunks = self._chunks
+            if chunks is not None:
+                with _storage_errors():
+                    chunks.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
             with self._lock:
                 self._writes_since_optimize = 0
                 self.ensure_fts_index()
@@ -360,16 +335,9 @@ class LanceIndex:
                     self._chunks.create_index(column, config=FTS(), replace=True)
             self._fts_ready = True
 
-    @property
-    def writes_since_optimize(self) -> int:
-        """Writes since the last optimise in this process (cheap: no table is read)."""
-        return self._writes_since_optimize
-
     def stats(self) -> dict[str, int]:
         with self._lock, _storage_errors():
-            result = {"notes": self._notes.count_rows(), "chunks": 0}
-            result["note_fragments"] = _fragments(self._notes)
-            result["note_version"] = int(self._notes.version)
+            result = {"chunks": 0}
             if self._chunks is not None:
                 result["chunks"] = self._chunks.count_rows()
                 result["chunk_fragments"] = _fragments(self._chunks)
@@ -380,7 +348,7 @@ class LanceIndex:
 
     def close(self) -> None:
         with self._write_lock, self._lock:  # after a running optimise
-            self._notes = self._chunks = self._db = None
+            self._chunks = self._db = None
             self._matrix = None
 
 

@@ -1,44 +1,17 @@
-"""Arrow schemas of the index tables, row conversions and small SQL/FTS helpers."""
+"""The Arrow schema of the chunks table, row conversions and small SQL/FTS helpers."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import fields
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from vaultmem.index.base import ChunkRecord, NoteRecord, Vector, chunk_id_for
+from vaultmem.index.base import ChunkRecord, Vector, chunk_id_for
 
-NOTES = "notes"
 CHUNKS = "chunks"
 FTS_COLUMNS = ("text", "title")
-
-_STRING_LIST = pa.list_(pa.string())
-
-NOTES_SCHEMA = pa.schema(
-    [
-        ("path", pa.string()),
-        ("file_hash", pa.string()),
-        ("body_hash", pa.string()),
-        ("title", pa.string()),
-        ("tags", _STRING_LIST),
-        ("aliases", _STRING_LIST),
-        ("links", _STRING_LIST),
-        ("note_id", pa.string()),
-        ("status", pa.string()),
-        ("reason", pa.string()),
-        ("mtime_ns", pa.int64()),
-        ("size", pa.int64()),
-        ("chunk_count", pa.int32()),
-    ]
-)
-
-_NOTE_FIELDS = NOTES_SCHEMA.names
-_RECORD_FIELDS = [field.name for field in fields(NoteRecord)]  # constructor order
-_TUPLE_FIELDS = frozenset({"tags", "aliases", "links"})
 
 
 def chunks_schema(dim: int) -> pa.Schema:
@@ -61,24 +34,6 @@ def vector_dim(schema: pa.Schema) -> int:
     if not pa.types.is_fixed_size_list(field_type):
         raise ValueError("vector column is not a fixed-size list")
     return int(field_type.list_size)
-
-
-def notes_to_arrow(records: Sequence[NoteRecord]) -> pa.Table:
-    columns = {name: [_note_value(record, name) for record in records] for name in _NOTE_FIELDS}
-    return pa.table(columns, schema=NOTES_SCHEMA)
-
-
-def _note_value(record: NoteRecord, name: str) -> object:
-    value = getattr(record, name)
-    return list(value) if name in _TUPLE_FIELDS else value
-
-
-def notes_from_arrow(table: pa.Table) -> list[NoteRecord]:
-    columns: list[list[Any]] = [table.column(name).to_pylist() for name in _RECORD_FIELDS]
-    for position, name in enumerate(_RECORD_FIELDS):
-        if name in _TUPLE_FIELDS:
-            columns[position] = [tuple(value) if value else () for value in columns[position]]
-    return [NoteRecord(*row) for row in zip(*columns, strict=True)]
 
 
 def chunks_to_arrow(chunks: Sequence[tuple[ChunkRecord, str]], dim: int) -> pa.Table:

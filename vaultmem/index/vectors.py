@@ -57,10 +57,6 @@ class VectorMatrix:
         return len(self._ids) - self._dead
 
     @property
-    def paths(self) -> set[str]:
-        return set(self._rows_by_path)
-
-    @property
     def note_count(self) -> int:
         """Number of notes with live rows."""
         return len(self._rows_by_path)
@@ -122,11 +118,6 @@ class VectorMatrix:
             if self._ids[row] == chunk_id:
                 return self._texts[row]
         return None
-
-    def vectors_for(self, path: str) -> Vector:
-        """The chunk vectors of one note, in insertion order (empty if unknown)."""
-        rows = self._rows_by_path.get(path, [])
-        return self._vectors[rows]
 
     def search(self, query: Vector, k: int, paths: Collection[str] | None = None) -> list[ChunkHit]:
         """Exact cosine top-k over live rows, optionally only rows of the given notes."""

@@ -1,0 +1,178 @@
+"""The Indexer against the real chunk index, counting what it writes there and what it reads
+from the catalog: a metadata-only change is a catalog write, a batch reads its own rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultmem.engine.indexer import Indexer, IndexerSettings
+from vaultmem.index.catalog import Catalog
+from vaultmem.index.embedders import FakeEmbedder
+from vaultmem.index.lance import META_FILE, LanceIndex
+from vaultmem.vault.ignore import IgnoreRules
+
+pytestmark = pytest.mark.timeout(120)
+
+EMBEDDER = FakeEmbedder(32)
+MEMORY = "memories/2024-05-01 ssh-keys.md"
+STM = {"stm_created": "2024-05-01T10:00:00+00:00", "stm_last_used": "2024-05-01T10:00:00+00:00",
+       "stm_use_count": "1", "stm_strength": "0.5"}
+
+
+class CountingStore:
+    """The real chunk index, recording every call that may write to it."""
+
+    def __init__(self, path: Path) -> None:
+        self.index = LanceIndex(path, EMBEDDER.name)
+        self.writes: list[dict[str, Any]] = []
+
+    def __call__(self) -> CountingStore:
+        return self
+
+    def identity_problem(self) -> str | None:
+        return self.index.rebuilt_reason
+
+    def exists(self) -> bool:
+        return True
+
+    def apply(self, **change: Any) -> None:
+        self.writes.append({name: value for name, value in change.items() if value})
+        self.index.apply(**change)
+
+    def clear(self) -> None:
+        self.writes.append({"clear": True})
+        self.index.clear()
+
+
+def memory_text(*, title: str = "SSH keys", tags: str = "[ssh]", aliases: str = "[]",
+                **stm: str) -> str:
+    fields = {"stm_id": "m-1", **STM, **stm, "stm_status": "active"}
+    lines = ["---", f"title: {title}", f"tags: {tags}", f"aliases: {aliases}",
+             *(f"{name}: {value}" for name, value in fields.items()), "---"]
+    return "\n".join([*lines, "", "Deploy keys live in the password manager, never in dotfiles.",
+                      ""])
+
+
+def write(root: Path, path: str, text: str) -> None:
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    write(root, MEMORY, memory_text())
+    for i in range(6):
+        write(root, f"notes/note {i}.md", f"# Note {i}\n\nWords about topic {i}.\n")
+    return root
+
+
+def make_indexer(tmp_path: Path, vault: Path, catalog: Catalog) -> tuple[Indexer, CountingStore]:
+    store = CountingStore(tmp_path / "lance")
+    indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, EMBEDDER,
+                      IndexerSettings())
+    return indexer, store
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Iterator[Catalog]:
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    yield catalog
+    catalog.close()
+
+
+@pytest.fixture
+def indexed(tmp_path: Path, vault: Path, catalog: Catalog) -> Iterator[tuple[Indexer,
+                                                                            CountingStore]]:
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    assert indexer.sync().added == 7
+    store.writes.clear()
+    yield indexer, store
+    store.index.close()
+
+
+@pytest.mark.parametrize("edit", [
+    {"stm_use_count": "2", "stm_last_used": "2024-06-02T09:00:00+00:00", "stm_strength": "0.9"},
+    {"stm_use_count": "3", "tags": "[ssh, security]"},
+])
+def test_a_metadata_only_change_writes_the_catalog_not_the_chunk_index(
+    indexed: tuple[Indexer, CountingStore], vault: Path, catalog: Catalog, edit: dict[str, str]
+) -> None:
+    indexer, store = indexed
+    before = catalog.records_for([MEMORY])[MEMORY]
+    version = store.index.stats()["chunk_version"]
+    write(vault, MEMORY, memory_text(**edit))
+    report = indexer.sync(paths=[MEMORY])
+    assert (report.meta_changed, report.chunks_embedded) == (1, 0)
+    after = catalog.records_for([MEMORY])[MEMORY]
+    assert after.file_hash != before.file_hash and after.body_hash == before.body_hash
+    assert after.tags == (("ssh", "security") if "tags" in edit else ("ssh",))
+    assert store.writes == []
+    assert store.index.stats()["chunk_version"] == version
+
+
+@pytest.mark.parametrize("edit", [{"title": "Deploy keys"}, {"aliases": "[Deploy keys]"}])
+def test_a_new_name_rewrites_the_chunks_that_carry_it(
+    indexed: tuple[Indexer, CountingStore], vault: Path, catalog: Catalog, edit: dict[str, str]
+) -> None:
+    indexer, store = indexed
+    write(vault, MEMORY, memory_text(**edit))
+    report = indexer.sync(paths=[MEMORY])
+    assert (report.meta_changed, report.chunks_embedded) == (1, 0)
+    assert [set(change) for change in store.writes] == [{"retitles"}]
+    assert [hit.path for hit in store.index.text_search("deploy keys", 1)] == [MEMORY]
+
+
+def test_a_move_rewrites_the_chunks_under_the_new_path(
+    indexed: tuple[Indexer, CountingStore], vault: Path, catalog: Catalog
+) -> None:
+    indexer, store = indexed
+    (vault / "notes/note 1.md").rename(vault / "notes/moved.md")
+    report = indexer.sync(paths=["notes/note 1.md", "notes/moved.md"])
+    assert (report.moved, report.chunks_embedded) == (1, 0)
+    assert [set(change) for change in store.writes] == [{"moves"}]
+    assert set(catalog.records_for(["notes/note 1.md", "notes/moved.md"])) == {"notes/moved.md"}
+    assert store.index.text_search("moved", 1)[0].path == "notes/moved.md"
+
+
+def test_a_batch_sync_reads_only_the_rows_of_its_paths(
+    indexed: tuple[Indexer, CountingStore], vault: Path, catalog: Catalog
+) -> None:
+    indexer, _ = indexed
+    statements: list[str] = []
+    catalog._db.set_trace_callback(statements.append)
+    write(vault, "notes/note 2.md", "# Note 2\n\nNew words.\n")
+    write(vault, MEMORY, memory_text(stm_use_count="4"))
+    report = indexer.sync(paths=["notes/note 2.md", MEMORY])
+    catalog._db.set_trace_callback(None)
+    assert (report.changed, report.meta_changed) == (1, 1)
+    reads = [s for s in statements if s.lstrip().upper().startswith("SELECT")]
+    assert reads and all("WHERE path IN" in s for s in reads), reads
+    assert not any("SUM(" in s.upper() for s in statements)
+    assert len(catalog.records()) == 7
+
+
+def test_after_a_rebuild_on_open_later_batches_keep_the_rest_of_the_catalog(
+    tmp_path: Path, vault: Path, catalog: Catalog
+) -> None:
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    indexer.sync()
+    store.index.close()
+    meta = tmp_path / "lance" / META_FILE
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "schema_version": 2}))
+    indexer, store = make_indexer(tmp_path, vault, catalog)  # a new process: rebuilt on open
+    try:
+        assert indexer.sync().rebuilt_reason == "index schema changed from v2 to v3"
+        write(vault, "notes/note 3.md", "# Note 3\n\nChanged.\n")
+        report = indexer.sync(paths=["notes/note 3.md"])
+        assert (report.rebuilt_reason, report.changed) == (None, 1)
+        assert len(catalog.records()) == 7
+        assert indexer.sync().touched == 0  # a full sync does not rebuild again either
+        assert store.index.stats()["chunks"] == 7
+    finally:
+        store.index.close()

@@ -1,0 +1,36 @@
+"""The upkeep policy as pure decisions: when an optimise is due, and why."""
+
+from __future__ import annotations
+
+import pytest
+
+from vaultmem.index.upkeep import OPEN_FRAGMENT_LIMIT, Occasion, UpkeepPolicy
+
+EVERY_50 = UpkeepPolicy(every_writes=50)
+NEVER_ON_WRITES = UpkeepPolicy(every_writes=0)
+
+
+def test_a_write_is_due_once_every_writes_have_piled_up() -> None:
+    assert EVERY_50.due(Occasion.WRITE, writes=49) is None
+    assert EVERY_50.due(Occasion.WRITE, writes=50) == "50 writes since the last optimise"
+    assert EVERY_50.due(Occasion.WRITE, writes=51) is not None  # a missed turn is not lost
+    assert NEVER_ON_WRITES.due(Occasion.WRITE, writes=10_000) is None
+
+
+def test_opening_catches_up_on_an_earlier_process_fragments() -> None:
+    assert EVERY_50.due(Occasion.OPEN, writes=0, fragments=OPEN_FRAGMENT_LIMIT) is None
+    reason = EVERY_50.due(Occasion.OPEN, writes=0, fragments=OPEN_FRAGMENT_LIMIT + 1)
+    assert reason == f"opened with {OPEN_FRAGMENT_LIMIT + 1} fragments"
+    assert NEVER_ON_WRITES.due(Occasion.OPEN, writes=0, fragments=500) is None
+
+
+@pytest.mark.parametrize("occasion", [Occasion.INDEXED, Occasion.SCHEDULED])
+@pytest.mark.parametrize("policy", [EVERY_50, NEVER_ON_WRITES])
+def test_indexing_runs_and_the_daemon_job_optimise_any_pending_write(
+    occasion: Occasion, policy: UpkeepPolicy
+) -> None:
+    # rows written since the last optimise are searched without the full-text index
+    assert policy.due(occasion, writes=0, fragments=40) is None  # idle: nothing to gain
+    reason = policy.due(occasion, writes=1)
+    assert reason is not None and reason.startswith("1 writes since the last optimise")
+    assert policy.due(Occasion.INDEXED, writes=3) != policy.due(Occasion.SCHEDULED, writes=3)

@@ -1,0 +1,61 @@
+"""When the chunk index is optimised: one pure decision, asked at every occasion.
+
+Every LanceDB write adds a fragment, and rows written since the last optimise are searched
+without the full-text index (a scan: search p50 up to 1.7x after a burst of edits, see
+docs/benchmarks.md). An optimise compacts the fragments and brings the index up to date; it
+takes ~0.8 s at 10k chunks, so it runs when it pays, never on every write. The occasions:
+
+- WRITE: after each index write, once `every_writes` writes have piled up (0: never here);
+- OPEN: the index was opened with fragments left by an earlier process (whose write counter
+  died with it);
+- INDEXED: an indexing run (start-up, rescan, reindex) ended with writes;
+- SCHEDULED: the daemon's optimise job, run every `optimize_interval_minutes` (while writes
+  keep coming) and QUIET_S seconds after a burst of writes ends.
+
+LanceIndex executes the decision (`LanceIndex.upkeep`); this module reads no table and no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+#: A burst of writes has ended once nothing was written for this long.
+QUIET_S = 5.0
+#: More fragments than this when the index opens: optimise.
+OPEN_FRAGMENT_LIMIT = 8
+
+
+class Occasion(Enum):
+    WRITE = "write"
+    OPEN = "open"
+    INDEXED = "indexed"
+    SCHEDULED = "scheduled"
+
+
+@dataclass(frozen=True)
+class UpkeepPolicy:
+    """Whether an optimise is due; `every_writes` comes from `optimize_every_writes`."""
+
+    every_writes: int
+
+    def due(self, occasion: Occasion, *, writes: int, fragments: int = 0) -> str | None:
+        """Why an optimise is due now, or None. `writes`: index writes since the last optimise
+        in this process; `fragments`: the chunk table's fragment count (read on OPEN only)."""
+        if occasion is Occasion.WRITE:
+            if 0 < self.every_writes <= writes:
+                return f"{writes} writes since the last optimise"
+            return None
+        if occasion is Occasion.OPEN:
+            if self.every_writes > 0 and fragments > OPEN_FRAGMENT_LIMIT:
+                return f"opened with {fragments} fragments"
+            return None
+        if writes <= 0:
+            return None  # nothing written since the last optimise: nothing to gain
+        return f"{writes} writes since the last optimise, {_WHEN[occasion]}"
+
+
+_WHEN = {
+    Occasion.INDEXED: "at the end of an indexing run",
+    Occasion.SCHEDULED: "by the daemon's optimise job",
+}

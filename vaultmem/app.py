@@ -1,26 +1,37 @@
 """The composition root: the one place that turns Settings into wired parts.
 
-Heavy parts are lazy: the LanceDB chunk index (1.5 s to import) is opened on first use and the
-embedding model loads on the first embedding, so commands that need neither stay instant.
+The CLI, the daemon and the MCP bridge get everything they use from here: the App (engine,
+lifecycle, consolidator, reconciler, restorer, Api) and, for the daemon, `DaemonParams`. Every
+default lives in `config.Settings`; the parameter objects below are filled from it and have no
+defaults of their own. Heavy parts are lazy: the LanceDB chunk index (1.5 s to import) is
+opened on first use and the embedding model loads on the first embedding, so commands that
+need neither stay instant.
 """
 
 from __future__ import annotations
 
+import shlex
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from vaultmem.config import Settings
+from vaultmem.api.ops import Api
+from vaultmem.config import Settings, VaultPaths
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
 from vaultmem.core.reinforce import ReinforceParams
+from vaultmem.engine.consolidation import Consolidator
 from vaultmem.engine.device import device_id
 from vaultmem.engine.engine import Engine, EngineParams
-from vaultmem.engine.indexer import Indexer, IndexerSettings
-from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.indexer import Indexer, IndexerSettings, Progress
+from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.reconcile import Reconciler
+from vaultmem.engine.restore import Restorer
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import make_embedder
@@ -28,6 +39,7 @@ from vaultmem.index.identity import identity_problem, index_exists
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:
+    from vaultmem.daemon.run import Daemon
     from vaultmem.index.lance import LanceIndex
 
 
@@ -76,10 +88,25 @@ class App:
     data_dir: Path
     engine: Engine
     lifecycle: Lifecycle
+    consolidator: Consolidator
+    reconciler: Reconciler  # sync conflicts
+    restorer: Restorer  # archived memories, and notes moved by hand across the archive's edge
     catalog: Catalog
     index: LazyIndex
     embedder: Embedder
     ledger: UsageJournal | None = None  # in-process: this device's use counts (core.sync)
+
+    def api(
+        self, *, reindex: Callable[[bool], dict[str, Any]] | None = None,
+        daemon_status: Callable[[], dict[str, Any]] | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        progress: Progress | None = None,
+    ) -> Api:
+        """The request layer over these parts; the daemon passes its own reindex and status."""
+        return Api(engine=self.engine, lifecycle=self.lifecycle, consolidator=self.consolidator,
+                   reconciler=self.reconciler, restorer=self.restorer,
+                   daemon_status=daemon_status, reindex=reindex, clock=clock,
+                   progress=progress)
 
     def close(self) -> None:
         self.index.close()
@@ -88,41 +115,107 @@ class App:
             self.ledger.close()
 
 
-def engine_params(settings: Settings, vault_name: str) -> EngineParams:
-    return EngineParams(
-        vault_name=vault_name,
-        decay=DecayParams(
-            model=settings.decay_model, half_life_days=settings.half_life_days,
-            alpha=settings.power_law_alpha, beta=settings.use_count_beta,
-            two_component_weight=settings.two_component_weight,
-            fast_lambda=settings.two_component_fast_lambda,
-            slow_lambda=settings.two_component_slow_lambda,
-            type_half_lives=settings.type_half_lives,
-        ),
-        policy=Policy(
-            promote_threshold=settings.promote_threshold,
-            promote_min_uses=settings.promote_min_uses,
-            promote_use_count=settings.promote_fast_use_count,
-            promote_window_days=settings.promote_fast_window_days,
-            forget_threshold=settings.forget_threshold,
-            forget_grace_hours=settings.forget_grace_hours,
-            max_active_memories=settings.max_active_memories,
-        ),
-        reinforce=ReinforceParams(
-            boost_step=settings.boost_step, strength_max=settings.strength_max,
-            cross_domain_threshold=settings.cross_domain_threshold,
-            review_low=settings.review_band_low, review_high=settings.review_band_high,
-            feedback_penalty=settings.feedback_penalty,
-        ),
-        top_k=settings.search_top_k, review_fraction=settings.review_fraction,
-        related_links=settings.related_links, memory_folder=settings.memory_folder,
-        promoted_folder=settings.promoted_folder, archive_folder=settings.archive_folder,
-        cluster_threshold=settings.cluster_threshold, cluster_max_size=settings.cluster_max_size,
-        merge_cohesion=settings.merge_cohesion, review_cohesion=settings.review_cohesion,
-        near_duplicate_cosine=settings.near_duplicate_cosine,
-        min_content_chars=settings.min_content_chars,
-        max_content_chars=settings.max_content_chars,
+@dataclass(frozen=True)
+class DaemonParams:
+    """What `vaultmem run` needs besides the App: where, on which address, and how often."""
+
+    data_dir: Path
+    host: str
+    port: int
+    debounce_s: float  # the watcher hands over changes once the vault was quiet this long
+    max_write_pause_s: float  # scheduled note writes wait at most this long for a quiet vault
+    flush_every_s: float
+    sweep_every_s: float
+    reconcile_every_s: float
+    consolidate_every_s: float
+    optimize_every_s: float
+
+
+def daemon_params(settings: Settings) -> DaemonParams:
+    s = settings
+    return DaemonParams(
+        data_dir=s.vault_data_dir(), host=s.host, port=s.port, debounce_s=s.debounce_ms / 1000,
+        max_write_pause_s=s.max_write_pause_seconds, flush_every_s=s.flush_interval_seconds,
+        sweep_every_s=s.sweep_interval_minutes * 60,
+        reconcile_every_s=s.reconcile_interval_minutes * 60,
+        consolidate_every_s=s.consolidate_interval_hours * 3600,
+        optimize_every_s=s.optimize_interval_minutes * 60,
     )
+
+
+def build_daemon(settings: Settings, *, embedder: Embedder | None = None) -> Daemon:
+    """`vaultmem run`'s daemon; it builds its App (with its usage journal) when it starts."""
+    from vaultmem.daemon.run import Daemon
+
+    def build(journal: UsageJournal) -> App:
+        return build_app(settings, embedder=embedder, journal=journal)
+
+    return Daemon(daemon_params(settings), build)
+
+
+def start_command(paths: VaultPaths, config_path: Path | None) -> str:
+    """The command that starts a daemon for this vault and data dir (the MCP bridge says it)."""
+    parts = ["vaultmem", "run", "--vault", str(paths.vault)]
+    if config_path is not None:
+        parts += ["--config", str(config_path.resolve())]
+    if paths.data_dir_given:
+        parts += ["--data-dir", str(paths.data_dir.resolve())]
+    return shlex.join(parts)
+
+
+def decay_params(settings: Settings) -> DecayParams:
+    s = settings
+    return DecayParams(
+        model=s.decay_model, half_life_days=s.half_life_days, alpha=s.power_law_alpha,
+        beta=s.use_count_beta, two_component_weight=s.two_component_weight,
+        fast_lambda=s.two_component_fast_lambda, slow_lambda=s.two_component_slow_lambda,
+        type_half_lives=s.type_half_lives,
+    )
+
+
+def policy(settings: Settings) -> Policy:
+    s = settings
+    return Policy(
+        promote_threshold=s.promote_threshold, promote_min_uses=s.promote_min_uses,
+        promote_use_count=s.promote_fast_use_count,
+        promote_window_days=s.promote_fast_window_days, forget_threshold=s.forget_threshold,
+        forget_grace_hours=s.forget_grace_hours, max_active_memories=s.max_active_memories,
+    )
+
+
+def reinforce_params(settings: Settings) -> ReinforceParams:
+    s = settings
+    return ReinforceParams(
+        boost_step=s.boost_step, strength_max=s.strength_max,
+        cross_domain_threshold=s.cross_domain_threshold, review_low=s.review_band_low,
+        review_high=s.review_band_high, feedback_penalty=s.feedback_penalty,
+    )
+
+
+def engine_params(settings: Settings, vault_name: str) -> EngineParams:
+    s = settings
+    return EngineParams(
+        vault_name=vault_name, decay=decay_params(s), policy=policy(s),
+        reinforce=reinforce_params(s), top_k=s.search_top_k, review_fraction=s.review_fraction,
+        related_links=s.related_links, memory_folder=s.memory_folder,
+        promoted_folder=s.promoted_folder, archive_folder=s.archive_folder,
+        cluster_threshold=s.cluster_threshold, cluster_max_size=s.cluster_max_size,
+        merge_cohesion=s.merge_cohesion, review_cohesion=s.review_cohesion,
+        near_duplicate_cosine=s.near_duplicate_cosine, min_content_chars=s.min_content_chars,
+        max_content_chars=s.max_content_chars,
+    )
+
+
+def index_options(settings: Settings) -> IndexOptions:
+    s = settings
+    return IndexOptions(optimize_every=s.optimize_every_writes, index_cache_mb=s.index_cache_mb,
+                        metadata_cache_mb=s.metadata_cache_mb)
+
+
+def indexer_settings(settings: Settings) -> IndexerSettings:
+    s = settings
+    return IndexerSettings(chunk_max_chars=s.chunk_max_chars, chunk_min_chars=s.chunk_min_chars,
+                           max_note_bytes=s.max_note_bytes)
 
 
 def build_app(
@@ -135,32 +228,20 @@ def build_app(
     rules = IgnoreRules.from_vault(root, extra_folders=settings.ignore_folders)
     catalog = Catalog(data_dir / "catalog.sqlite3")
     embedder = embedder or make_embedder(settings.embedding_model)
-    index = LazyIndex(data_dir / "lance", embedder.name, IndexOptions(
-        optimize_every=settings.optimize_every_writes, index_cache_mb=settings.index_cache_mb,
-        metadata_cache_mb=settings.metadata_cache_mb,
-    ))
-    indexer = Indexer(
-        root, rules, catalog, index, embedder,
-        IndexerSettings(
-            chunk_max_chars=settings.chunk_max_chars, chunk_min_chars=settings.chunk_min_chars,
-            max_note_bytes=settings.max_note_bytes,
-        ),
-    )
+    index = LazyIndex(data_dir / "lance", embedder.name, index_options(settings))
+    indexer = Indexer(root, rules, catalog, index, embedder, indexer_settings(settings))
     device = device_id(data_dir, settings.device_id)
     ledger = UsageJournal(data_dir / "usage.sqlite3") if journal is None else None
-    memories: MemoryStore = (
-        MemoryStore(root, rules, catalog, device=device, archive_folder=settings.archive_folder,
-                    ledger=ledger)
-        if journal is None
-        else JournaledMemoryStore(root, rules, catalog, journal, device=device,
-                                  archive_folder=settings.archive_folder)
-    )
+    memories = MemoryStore(root, rules, catalog, device=device, ledger=ledger, journal=journal,
+                           archive_folder=settings.archive_folder)
     engine = Engine(
         root=root, rules=rules, catalog=catalog, memories=memories, indexer=indexer,
         index=index, embedder=embedder, params=engine_params(settings, root.name),
     )
+    lifecycle = Lifecycle(engine)
     return App(
-        settings=settings, root=root, data_dir=data_dir, engine=engine,
-        lifecycle=Lifecycle(engine), catalog=catalog, index=index, embedder=embedder,
-        ledger=ledger,
+        settings=settings, root=root, data_dir=data_dir, engine=engine, lifecycle=lifecycle,
+        consolidator=Consolidator(engine, lifecycle),
+        reconciler=Reconciler(engine, lifecycle.move_to_archive), restorer=Restorer(lifecycle),
+        catalog=catalog, index=index, embedder=embedder, ledger=ledger,
     )

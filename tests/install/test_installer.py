@@ -22,12 +22,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from tests.daemon._daemon import wait_until
+from tests.harness.daemon import wait_until
 from vaultmem.cli.main import cli
 from vaultmem.cli.service import ServiceHost
 from vaultmem.config import load_settings
 from vaultmem.errors import ConfigError, DaemonError
 from vaultmem.install import installer as si
+from vaultmem.install import units
 
 ODD_NAME = 'my vault %h $HOME "q" \\x'
 
@@ -67,9 +68,9 @@ def home(tmp_path: Path) -> Path:
     return folder
 
 
-def spec_for(vault: Path, **options: Any) -> si.ServiceSpec:
+def spec_for(vault: Path, **options: Any) -> units.ServiceSpec:
     data_dir = load_settings(overrides={"vault": vault}).vault_data_dir()
-    return si.make_spec(vault, data_dir, **options)
+    return units.make_spec(vault, data_dir, **options)
 
 
 def literal(text: str, marks: str) -> str:
@@ -119,7 +120,7 @@ def test_systemd_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     config = tmp_path / "conf %d.toml"
     config.write_text("")
     spec = spec_for(odd, config=config)
-    unit = si.render_systemd_unit(spec)
+    unit = units.render_systemd_unit(spec)
     unit_file = tmp_path / "units" / f"vaultmem-{spec.slug}.service"
     unit_file.parent.mkdir()
     unit_file.write_text(unit)
@@ -137,7 +138,7 @@ def test_systemd_unit_content(tmp_path: Path) -> None:
     config = tmp_path / "conf %d.toml"
     config.write_text("")
     spec = spec_for(odd, config=config)
-    unit = si.render_systemd_unit(spec)
+    unit = units.render_systemd_unit(spec)
     argv = exec_start(unit)
     assert argv == [sys.executable, "-m", "vaultmem", "run", "--vault", str(odd.resolve()),
                     "--config", str(config.resolve())]
@@ -152,7 +153,7 @@ def test_systemd_unit_content(tmp_path: Path) -> None:
 
 def test_launchd_plist(vault: Path, home: Path) -> None:
     spec = spec_for(vault)
-    text = si.render(spec, platform="darwin", home=home)
+    text = units.render(spec, platform="darwin", home=home)
     agent = plistlib.loads(text.encode())
     assert agent["Label"] == f"md.vaultmem.{spec.slug}"
     args = agent["ProgramArguments"]
@@ -170,29 +171,29 @@ def test_launchd_plist(vault: Path, home: Path) -> None:
 
 def test_slug_names_and_paths(vault: Path, home: Path) -> None:
     spec = spec_for(vault)
-    assert spec.slug == si.service_slug(vault) and re.fullmatch(r"Sample-Vault-[0-9a-f]{8}",
+    assert spec.slug == units.service_slug(vault) and re.fullmatch(r"Sample-Vault-[0-9a-f]{8}",
                                                                  spec.slug)
-    assert re.fullmatch(r"my-data-[0-9a-f]{8}", si.service_slug(Path("/x/.my data!")))
-    assert si.unit_path("s", platform="linux", home=home) == (
+    assert re.fullmatch(r"my-data-[0-9a-f]{8}", units.service_slug(Path("/x/.my data!")))
+    assert units.unit_path("s", platform="linux", home=home) == (
         home / ".config/systemd/user/vaultmem-s.service")
-    assert si.unit_path("s", platform="darwin", home=home) == (
+    assert units.unit_path("s", platform="darwin", home=home) == (
         home / "Library/LaunchAgents/md.vaultmem.s.plist")
     with pytest.raises(ConfigError, match="Linux"):
-        si.manager_kind("win32")
+        units.manager_kind("win32")
 
 
 def test_spec_checks(vault: Path, tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     with pytest.raises(ConfigError, match="vault folder"):
-        si.make_spec(tmp_path / "missing", data_dir)
+        units.make_spec(tmp_path / "missing", data_dir)
     with pytest.raises(ConfigError, match="config file"):
-        si.make_spec(vault, data_dir, config=tmp_path / "missing.toml")
+        units.make_spec(vault, data_dir, config=tmp_path / "missing.toml")
     with pytest.raises(ConfigError, match="python"):
-        si.make_spec(vault, data_dir, python=tmp_path / "no-python")
+        units.make_spec(vault, data_dir, python=tmp_path / "no-python")
     bad = tmp_path / "line\nbreak"
     bad.mkdir()
     with pytest.raises(ConfigError, match="control characters"):
-        si.make_spec(bad, data_dir)
+        units.make_spec(bad, data_dir)
 
 
 # install / uninstall --------------------------------------------------------------------------
@@ -215,7 +216,7 @@ def test_install_writes_unit_and_starts_it(vault: Path, home: Path) -> None:
     outcome = si.install(spec, platform="linux", home=home, runner=runner)
     path = home / ".config/systemd/user" / f"vaultmem-{spec.slug}.service"
     assert outcome.file == str(path) and outcome.changed and outcome.manager_available
-    assert path.read_text() == si.render_systemd_unit(spec)
+    assert path.read_text() == units.render_systemd_unit(spec)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     assert runner.calls == [("systemctl", "--user", "show-environment"),
                             ("systemctl", "--user", "daemon-reload"),
@@ -228,18 +229,18 @@ def test_install_refuses_a_different_unit_without_force(vault: Path, home: Path,
                                                         tmp_path: Path) -> None:
     spec = spec_for(vault)
     si.install(spec, platform="linux", home=home, runner=FakeRunner())
-    path = Path(si.unit_path(spec.slug, platform="linux", home=home))
+    path = Path(units.unit_path(spec.slug, platform="linux", home=home))
     config = tmp_path / "other.toml"
     config.write_text("")
     other = spec_for(vault, config=config)
     with pytest.raises(ConfigError, match="--force"):
         si.install(other, platform="linux", home=home, runner=FakeRunner())
-    assert path.read_text() == si.render_systemd_unit(spec)
+    assert path.read_text() == units.render_systemd_unit(spec)
     preview = si.install(other, platform="linux", home=home, dry_run=True)
-    assert "--force" in preview.notes[0] and path.read_text() == si.render_systemd_unit(spec)
+    assert "--force" in preview.notes[0] and path.read_text() == units.render_systemd_unit(spec)
     runner = FakeRunner()
     si.install(other, platform="linux", home=home, runner=runner, force=True)
-    assert path.read_text() == si.render_systemd_unit(other)
+    assert path.read_text() == units.render_systemd_unit(other)
     assert runner.calls[-1] == ("systemctl", "--user", "try-restart", path.name)
 
 
@@ -263,7 +264,7 @@ def test_a_failing_manager_command_is_an_error(vault: Path, home: Path) -> None:
 def test_uninstall(vault: Path, home: Path) -> None:
     spec = spec_for(vault)
     si.install(spec, platform="linux", home=home, runner=FakeRunner())
-    path = si.unit_path(spec.slug, platform="linux", home=home)
+    path = units.unit_path(spec.slug, platform="linux", home=home)
     preview = si.uninstall(spec.slug, platform="linux", home=home, runner=FakeRunner(),
                            dry_run=True)
     assert path.is_file() and preview.todo[1] == f"rm {path}"
@@ -279,7 +280,7 @@ def test_uninstall(vault: Path, home: Path) -> None:
 def test_uninstall_without_a_reachable_manager(vault: Path, home: Path) -> None:
     spec = spec_for(vault)
     si.install(spec, platform="linux", home=home, runner=FakeRunner())
-    path = si.unit_path(spec.slug, platform="linux", home=home)
+    path = units.unit_path(spec.slug, platform="linux", home=home)
     wants = path.parent / "default.target.wants" / path.name
     wants.parent.mkdir()
     wants.symlink_to(path)  # what `systemctl --user enable` leaves
@@ -387,7 +388,7 @@ def test_vaults_with_same_named_data_folders_get_their_own_units(
     tmp_path: Path, home: Path
 ) -> None:
     vault_c, data_c, vault_d, data_d = _two_vaults(tmp_path)
-    spec_c, spec_d = si.make_spec(vault_c, data_c), si.make_spec(vault_d, data_d)
+    spec_c, spec_d = units.make_spec(vault_c, data_c), units.make_spec(vault_d, data_d)
     assert spec_c.slug != spec_d.slug
     runner = FakeRunner()
     si.install(spec_c, platform="linux", home=home, runner=runner)
@@ -396,7 +397,7 @@ def test_vaults_with_same_named_data_folders_get_their_own_units(
     assert view["installed"] is False
     gone = si.uninstall(spec_d.slug, platform="linux", home=home, runner=runner, vault=vault_d)
     assert gone.changed is False
-    assert si.unit_path(spec_c.slug, platform="linux", home=home).is_file()
+    assert units.unit_path(spec_c.slug, platform="linux", home=home).is_file()
 
 
 @pytest.mark.parametrize("platform", ["linux", "darwin"])
@@ -405,11 +406,11 @@ def test_another_vaults_unit_is_never_replaced_or_removed(
 ) -> None:
     """A unit of the older naming (after the data folder) that runs vault C."""
     vault_c, data_c, vault_d, data_d = _two_vaults(tmp_path)
-    legacy = replace(si.make_spec(vault_c, data_c), slug="vaultmem-data")
+    legacy = replace(units.make_spec(vault_c, data_c), slug="vaultmem-data")
     si.install(legacy, platform=platform, home=home, runner=FakeRunner())
-    path = si.unit_path("vaultmem-data", platform=platform, home=home)
+    path = units.unit_path("vaultmem-data", platform=platform, home=home)
     before = path.read_bytes()
-    intruder = replace(si.make_spec(vault_d, data_d), slug="vaultmem-data")
+    intruder = replace(units.make_spec(vault_d, data_d), slug="vaultmem-data")
     for force in (False, True):
         with pytest.raises(ConfigError, match=f"belongs to the vault {vault_c}"):
             si.install(intruder, platform=platform, home=home, runner=FakeRunner(), force=force)
@@ -426,9 +427,9 @@ def test_the_cli_finds_this_vaults_old_unit_and_leaves_other_vaults_alone(
 ) -> None:
     vault_c, data_c, vault_d, data_d = _two_vaults(tmp_path)
     host = ServiceHost(platform="linux", home=home, runner=FakeRunner())
-    si.install(replace(si.make_spec(vault_c, data_c), slug="vaultmem-data"), platform="linux",
+    si.install(replace(units.make_spec(vault_c, data_c), slug="vaultmem-data"), platform="linux",
                home=home, runner=FakeRunner())
-    old = si.unit_path("vaultmem-data", platform="linux", home=home)
+    old = units.unit_path("vaultmem-data", platform="linux", home=home)
     for_d = ["--vault", str(vault_d), "--data-dir", str(data_d)]
     assert invoke_json(["status", *for_d], host)["installed"] is False
     assert invoke_json(["uninstall", *for_d], host)["changed"] is False and old.is_file()

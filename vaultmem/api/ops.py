@@ -22,6 +22,7 @@ from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.engine.engine import Engine, SearchFilters
 from vaultmem.engine.freshness import unindexed_changes
+from vaultmem.engine.indexer import Progress
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
@@ -55,14 +56,22 @@ class Api:
         daemon_status: Callable[[], dict[str, Any]] | None = None,
         reindex: Callable[[bool], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        reconciler: Reconciler | None = None,
+        restorer: Restorer | None = None,
+        progress: Progress | None = None,
     ) -> None:
+        """The composition root (`App.api`) passes every part; tests may pass only the engine
+        and the lifecycle. `reindex` replaces the in-process reindex (the daemon's keeps its
+        progress for `status`); `progress` follows the in-process one."""
         self.engine = engine
         self.lifecycle = lifecycle
         self.consolidator = consolidator
         self.daemon_status = daemon_status
         self._reindex = reindex
+        self._progress = progress
         self.clock = clock
-        self.reconciler = Reconciler(engine, lifecycle.move_to_archive)
+        self.reconciler = reconciler or Reconciler(engine, lifecycle.move_to_archive)
+        self.restorer = restorer or Restorer(lifecycle)
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
         self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = {
@@ -162,7 +171,7 @@ class Api:
 
     def _op_restore(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
-            return Restorer(self.lifecycle).restore(body["id"], now)
+            return self.restorer.restore(body["id"], now)
 
     def _op_clusters(self, body: JSON, now: datetime) -> JSON:
         return self._consolidator().list_clusters(now)
@@ -175,7 +184,7 @@ class Api:
         with self._writes:
             if self._reindex is not None:
                 return self._reindex(body["full"])
-            report = self.engine.reindex(full=body["full"])
+            report = self.engine.reindex(full=body["full"], progress=self._progress)
         return report.to_json()
 
     def _consolidator(self) -> Consolidator:

@@ -1,138 +1,24 @@
-"""`vaultmem` command line: a thin adapter over the service layer.
+"""`vaultmem` command line: a thin adapter over the API operations.
 
-Every command takes --vault/--config/--data-dir/--now/--json (after the command name), prints
-a readable answer or the shared JSON shape, and turns VaultmemError into one line + exit 1.
+Every command takes the shared options of `vaultmem.cli.context`, prints a readable answer or
+the shared JSON shape, and turns VaultmemError into one line + exit 1.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
 from vaultmem import __version__
-from vaultmem.config import Settings, default_config_path, load_settings, render_config
-from vaultmem.errors import ConfigError, DaemonError, InvalidInput, VaultmemError
+from vaultmem.cli.context import Context, common
+from vaultmem.cli.memory import COMMANDS
+from vaultmem.cli.service import service
+from vaultmem.config import write_config
+from vaultmem.errors import InvalidInput, VaultmemError
 
-F = TypeVar("F", bound=Callable[..., Any])
 EXIT_ERROR = 1
-
-
-class Context:
-    """What every command receives: settings, the clock, and the output mode."""
-
-    def __init__(self, options: dict[str, Any]) -> None:
-        self.json = bool(options.pop("as_json", False))
-        now = options.pop("now", None)
-        self.now_given = now is not None
-        self.now = _parse_now(now)
-        overrides = {"vault": options.pop("vault", None), "data_dir": options.pop("data_dir", None)}
-        config = options.pop("config", None)
-        self.config_path = Path(config).expanduser() if config else None
-        self._overrides = overrides
-        self._settings: Settings | None = None
-
-    @property
-    def settings(self) -> Settings:
-        if self._settings is None:
-            self._settings = load_settings(self.config_path, overrides=self._overrides)
-            for key in self._settings.unknown_keys:
-                click.echo(f"warning: unknown setting {key} (ignored)", err=True)
-        return self._settings
-
-    def call(self, op: str, body: dict[str, Any], *, progress: Any = None) -> Any:
-        """Run an API operation: through the daemon when one serves the vault, else here."""
-        from vaultmem.daemon.lock import is_held
-
-        data_dir = self.settings.vault_data_dir()
-        if is_held(data_dir / "daemon.lock"):
-            return self._call_daemon(data_dir, op, body)
-        from vaultmem.api.ops import Api
-        from vaultmem.engine.consolidation import Consolidator
-        from vaultmem.engine.freshness import bring_up_to_date
-
-        with self.app() as app:
-            bring_up_to_date(app, op, self.now)
-
-            def reindex(full: bool) -> dict[str, Any]:
-                report = app.engine.reindex(full=full, progress=progress)
-                data: dict[str, Any] = report.to_json()
-                return data
-
-            api = Api(engine=app.engine, lifecycle=app.lifecycle,
-                      consolidator=Consolidator(app.engine, app.lifecycle),
-                      reindex=reindex, clock=lambda: self.now)
-            return api.call(op, body)
-
-    def _call_daemon(self, data_dir: Path, op: str, body: dict[str, Any]) -> Any:
-        from vaultmem.api.client import discover
-
-        if self.now_given:
-            raise InvalidInput("--now cannot be used while the daemon serves this vault "
-                               "(the daemon keeps its own clock)")
-        client = discover(data_dir)
-        if client is None:
-            raise DaemonError("a vaultmem daemon holds this vault but does not answer; "
-                              "see `vaultmem service status` and its logs, or stop it")
-        return client.call_op(op, body)
-
-    @contextmanager
-    def app(self) -> Iterator[Any]:
-        from vaultmem.app import build_app
-
-        app = build_app(self.settings)
-        try:
-            yield app
-        finally:
-            app.close()
-
-    def emit(self, data: Any, human: Callable[[Any], None]) -> None:
-        if self.json:
-            click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-        else:
-            human(data)
-
-
-def _parse_now(value: str | None) -> datetime:
-    if not value:
-        return datetime.now(UTC)
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise click.BadParameter(f"not an ISO 8601 time: {value!r}", param_hint="--now") from exc
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def common(func: F) -> F:
-    """Shared options, accepted after every command name."""
-    options = [
-        click.option("--vault", type=click.Path(file_okay=False, path_type=Path),
-                     envvar="VAULTMEM_VAULT", help="The Obsidian vault folder."),
-        click.option("--config", type=click.Path(dir_okay=False),
-                     help="Config file (default: VAULTMEM_CONFIG or the user config dir)."),
-        click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
-                     help="Where the index lives (default: the user data dir)."),
-        click.option("--now", metavar="ISO-TIME",
-                     help="Evaluate as of this time instead of the clock (what-if, replays)."),
-        click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output."),
-    ]
-
-    @functools.wraps(func)
-    def wrapper(**kwargs: Any) -> Any:
-        names = ("vault", "config", "data_dir", "now", "as_json")
-        ctx = Context({name: kwargs.pop(name, None) for name in names})
-        return func(ctx, **kwargs)
-
-    for option in reversed(options):
-        wrapper = option(wrapper)
-    return wrapper  # type: ignore[return-value]
 
 
 class UserError(click.ClickException):
@@ -169,16 +55,9 @@ def main() -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing config file.")
 def init(ctx: Context, force: bool) -> None:
     """Write a config file for a vault (use with --vault)."""
-    settings = ctx.settings
-    vault = settings.require_vault().resolve()
-    path = ctx.config_path or default_config_path()
-    if path.exists() and not force:
-        raise ConfigError(f"{path} already exists (use --force to overwrite it)")
-    from dataclasses import replace
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_config(replace(settings, vault=vault)), encoding="utf-8")
-    data = {"config": str(path), "vault": str(vault), "data_dir": str(settings.vault_data_dir())}
+    path = write_config(ctx.settings, ctx.config_path, force=force)
+    paths = ctx.paths
+    data = {"config": str(path), "vault": str(paths.vault), "data_dir": str(paths.data_dir)}
     ctx.emit(data, lambda d: click.echo(f"wrote {d['config']} for vault {d['vault']}"))
 
 
@@ -375,16 +254,16 @@ def run(ctx: Context, log_level: str) -> None:
     """Run the daemon in the foreground (what the service units run)."""
     import logging
 
-    from vaultmem.daemon.run import Daemon
+    from vaultmem.app import build_daemon
 
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("apscheduler", "sentence_transformers", "httpx"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
-    daemon = Daemon(ctx.settings)
+    daemon = build_daemon(ctx.settings)
     daemon.start()
-    assert daemon.server is not None
-    click.echo(f"vaultmem {__version__} serving {daemon.settings.vault} at {daemon.server.url}",
+    assert daemon.server is not None and daemon.app is not None
+    click.echo(f"vaultmem {__version__} serving {daemon.app.root} at {daemon.server.url}",
                err=True)
     sys.exit(daemon.serve_forever())
 
@@ -395,11 +274,14 @@ def run(ctx: Context, log_level: str) -> None:
               type=click.Choice(["debug", "info", "warning", "error"]))
 def mcp(ctx: Context, log_level: str) -> None:
     """Serve the memory tools to an MCP client over stdio (talks to the running daemon)."""
-    from vaultmem.mcp.server import make_bridge, serve_stdio
+    from vaultmem.app import start_command
+    from vaultmem.mcp.server import Bridge, serve_stdio
 
     if ctx.now_given:
         raise InvalidInput("--now does not apply to mcp: the daemon keeps its own clock")
-    serve_stdio(make_bridge(ctx.settings, ctx.config_path), log_level)
+    paths = ctx.paths
+    serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path)),
+                log_level)
 
 
 @cli.command()
@@ -408,13 +290,10 @@ def token(ctx: Context) -> None:
     """Print the bearer token clients use to reach the daemon (created if missing)."""
     from vaultmem.api.auth import load_or_create_token
 
-    data_dir = ctx.settings.vault_data_dir()
+    data_dir = ctx.paths.data_dir
     value = load_or_create_token(data_dir)
     ctx.emit({"token": value, "file": str(data_dir / "token")}, lambda d: click.echo(d["token"]))
 
-
-from vaultmem.cli.memory import COMMANDS  # noqa: E402  (uses `common` and `Context` above)
-from vaultmem.cli.service import service  # noqa: E402
 
 cli.add_command(service)
 for _command in COMMANDS:

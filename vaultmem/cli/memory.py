@@ -1,7 +1,7 @@
 """`vaultmem restore | pin | unpin | feedback | sweep`: the memory operations the socket and the
 MCP bridge have, on the command line too.
 
-Registered by `vaultmem.cli.main` (import that module, not this one, first). Each command is one Api
+Registered by `vaultmem.cli.main`. Each command is one Api
 operation, sent to the daemon when one serves the vault and run in-process otherwise.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from vaultmem.cli.main import Context, common
+from vaultmem.cli.context import Context, common
 
 
 def _echo(text: str) -> None:

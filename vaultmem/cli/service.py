@@ -1,6 +1,6 @@
 """`vaultmem service install|uninstall|status`: the daemon as a background service.
 
-Registered by `vaultmem.cli.main` (import that module, not this one, first). Tests steer where the
+Registered by `vaultmem.cli.main`. Tests steer where the
 commands act by passing a `ServiceHost` as click's `obj` (platform, home, command runner).
 """
 
@@ -13,10 +13,11 @@ from typing import Any
 
 import click
 
-from vaultmem.cli.main import Context, common
+from vaultmem.cli.context import Context, common
 from vaultmem.config import default_config_path
 from vaultmem.errors import ConfigError
 from vaultmem.install import installer as si
+from vaultmem.install import units
 from vaultmem.install.units import belongs_to, legacy_slug
 
 
@@ -56,9 +57,8 @@ service: click.Group = click.Group(
 @click.option("--force", is_flag=True, help="Replace this vault's unit if it differs.")
 def install(ctx: Context, dry_run: bool, force: bool) -> None:
     """Install and start the daemon for a vault as a service (one per vault)."""
-    settings = ctx.settings
-    spec = si.make_spec(settings.require_vault(), settings.vault_data_dir(),
-                        config=_config_in_use(ctx))
+    paths = ctx.paths
+    spec = units.make_spec(paths.vault, paths.data_dir, config=_config_in_use(ctx))
     host = _host()
     outcome = si.install(spec, platform=host.platform, home=host.home, runner=host.runner,
                          dry_run=dry_run, force=force)
@@ -74,11 +74,10 @@ def install(ctx: Context, dry_run: bool, force: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Only show what would be done.")
 def uninstall(ctx: Context, dry_run: bool) -> None:
     """Stop the vault's service and remove its file."""
-    host = _host()
-    vault = ctx.settings.require_vault()
-    slug = _slug(vault, ctx.settings.vault_data_dir(), host)
+    host, paths = _host(), ctx.paths
+    slug = _slug(paths.vault, paths.data_dir, host)
     outcome = si.uninstall(slug, platform=host.platform, home=host.home, runner=host.runner,
-                           dry_run=dry_run, vault=vault)
+                           dry_run=dry_run, vault=paths.vault)
     ctx.emit(outcome.to_json(), _show_outcome)
 
 
@@ -86,22 +85,21 @@ def uninstall(ctx: Context, dry_run: bool) -> None:
 @common
 def status(ctx: Context) -> None:
     """Is the vault's service installed, running, and does its daemon answer?"""
-    data_dir = ctx.settings.vault_data_dir()
-    host = _host()
-    vault = ctx.settings.require_vault()
-    data = si.status(_slug(vault, data_dir, host), data_dir, platform=host.platform,
-                     home=host.home, runner=host.runner, vault=vault)
+    host, paths = _host(), ctx.paths
+    data = si.status(_slug(paths.vault, paths.data_dir, host), paths.data_dir,
+                     platform=host.platform, home=host.home, runner=host.runner,
+                     vault=paths.vault)
     ctx.emit(data, _show_status)
 
 
 def _slug(vault: Path, data_dir: Path, host: ServiceHost) -> str:
     """This vault's unit name; a unit an older version named after the data folder is used
     when it exists, runs this vault and no unit has the new name."""
-    slug = si.service_slug(vault)
+    slug = units.service_slug(vault)
     legacy = legacy_slug(data_dir)
     platform = host.platform
-    if not si.unit_path(slug, platform=platform, home=host.home).exists():
-        old = si.unit_path(legacy, platform=platform, home=host.home)
+    if not units.unit_path(slug, platform=platform, home=host.home).exists():
+        old = units.unit_path(legacy, platform=platform, home=host.home)
         if belongs_to(old, vault):
             return legacy
     return slug

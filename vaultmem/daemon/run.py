@@ -13,38 +13,34 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmem import __version__
 from vaultmem.api.auth import load_or_create_token
-from vaultmem.api.ops import Api
 from vaultmem.api.server import ApiServer
-from vaultmem.app import App, build_app
-from vaultmem.config import Settings
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
 from vaultmem.daemon.scheduler import AfterQuiet, Job, Scheduler
 from vaultmem.daemon.watch import VaultWatcher
-from vaultmem.engine.consolidation import Consolidator
 from vaultmem.engine.indexer import SyncReport
-from vaultmem.engine.journal import FlushReport, JournaledMemoryStore, UsageJournal
-from vaultmem.engine.reconcile import Reconciler
-from vaultmem.engine.restore import Restorer
-from vaultmem.index.base import Embedder
+from vaultmem.engine.journal import FlushReport, UsageJournal
+from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
+
+if TYPE_CHECKING:
+    from vaultmem.app import App, DaemonParams
 
 log = logging.getLogger("vaultmem.daemon.run")
 DAEMON_FILE = "daemon.json"
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
-# Writes since the last optimise are searched without the full-text index (up to 1.7x slower
-# after a burst of edits): optimise this long after a burst ends, not only every few minutes.
-OPTIMIZE_AFTER_QUIET_S = 5.0
 
 
-class Progress:
-    """Start-up (and on-demand) indexing progress, for `status`."""
+class IndexingStatus:
+    """Start-up (and on-demand) indexing progress, for `status`; `update` is the indexer's
+    progress callback."""
 
     def __init__(self) -> None:
         self.running = False
@@ -62,12 +58,15 @@ class Progress:
 
 
 class Daemon:
-    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
-        self.settings = settings
-        self.data_dir = settings.vault_data_dir()
-        self._embedder = embedder
+    """Built by `app.build_daemon`: `params` are its values, `build` makes its App around the
+    usage journal it opens."""
+
+    def __init__(self, params: DaemonParams, build: Callable[[UsageJournal], App]) -> None:
+        self.params = params
+        self.data_dir = params.data_dir
+        self._build = build
         self.lock = VaultLock(self.data_dir / "daemon.lock")
-        self.progress = Progress()
+        self.progress = IndexingStatus()
         self.started_at = datetime.now(UTC)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -78,7 +77,7 @@ class Daemon:
         self.server: ApiServer | None = None
         self.watcher: VaultWatcher | None = None
         self.scheduler: Scheduler | None = None
-        self._settled = AfterQuiet(OPTIMIZE_AFTER_QUIET_S, self._optimize_when_settled,
+        self._settled = AfterQuiet(QUIET_S, self._optimize_when_settled,
                                    name="vaultmem-settled")
 
     # lifecycle ----------------------------------------------------------------------------
@@ -94,23 +93,21 @@ class Daemon:
 
     def _start_parts(self) -> None:
         self.journal = UsageJournal(self.data_dir / "usage.sqlite3")
-        app = self.app = build_app(self.settings, embedder=self._embedder, journal=self.journal)
-        consolidator = Consolidator(app.engine, app.lifecycle)
-        api = Api(engine=app.engine, lifecycle=app.lifecycle, consolidator=consolidator,
-                  daemon_status=self.status, reindex=self.reindex)
+        app = self.app = self._build(self.journal)
+        params = self.params
+        api = app.api(daemon_status=self.status, reindex=self.reindex)
         token = load_or_create_token(self.data_dir)
-        self.server = ApiServer(api, token=token, host=self.settings.host,
-                                port=self.settings.port)
+        self.server = ApiServer(api, token=token, host=params.host, port=params.port)
         self.server.start()
         self._write_daemon_file()
         self.watcher = VaultWatcher(
             app.root, app.engine.rules, self._on_batch, on_rescan=self._on_rescan,
-            debounce_s=self.settings.debounce_ms / 1000,
+            debounce_s=params.debounce_s,
         )
         self.watcher.start()
         self._spawn("vaultmem-startup", self._startup)
-        self.scheduler = Scheduler(self._jobs(consolidator), paused=self._writes_paused,
-                                   max_pause_s=self.settings.max_write_pause_seconds)
+        self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
+                                   max_pause_s=params.max_write_pause_s)
         self.scheduler.start()
         self._settled.start()
         log.info("serving %s at %s", app.root, self.server.url)
@@ -168,7 +165,7 @@ class Daemon:
             self._settle_moves(report)
             # Rows written since the last optimise are missing from the full-text index and
             # searched by a scan; after a large indexing run that is up to half the vault.
-            self._optimize()
+            self._optimize(Occasion.INDEXED)
         finally:
             self.progress.running = False
         self.progress.last = _report_json(report)
@@ -176,9 +173,7 @@ class Daemon:
 
     def flush(self) -> FlushReport:
         assert self.app is not None
-        store = self.app.engine.memories
-        assert isinstance(store, JournaledMemoryStore)
-        report = store.flush()
+        report = self.app.engine.memories.flush()
         if report.written:
             self.app.engine.sync_paths(report.written)  # our own write: metadata only
         return report
@@ -220,8 +215,7 @@ class Daemon:
     def _settle_moves(self, report: SyncReport) -> None:
         """Notes moved by hand out of (or into) the archive folder are restored (archived)."""
         if report.moves and self.app is not None:
-            for change in Restorer(self.app.lifecycle).settle_moves(report.moves,
-                                                                    datetime.now(UTC)):
+            for change in self.app.restorer.settle_moves(report.moves, datetime.now(UTC)):
                 log.info("%s moved by hand: now %s", change["path"], change["status"])
 
     def _on_rescan(self) -> None:
@@ -232,20 +226,18 @@ class Daemon:
         """Scheduled note writes wait while a burst of external changes settles."""
         return self.watcher is not None and self.watcher.busy()
 
-    def _jobs(self, consolidator: Consolidator) -> list[Job]:
+    def _jobs(self) -> list[Job]:
         assert self.app is not None and self.journal is not None
-        s, app, journal = self.settings, self.app, self.journal
-        reconciler = Reconciler(app.engine, app.lifecycle.move_to_archive)  # sync conflicts
+        p, app, journal = self.params, self.app, self.journal
         return [
-            Job("flush", s.flush_interval_seconds, self.flush, should_run=lambda: len(journal) > 0),
-            Job("sweep", s.sweep_interval_minutes * 60,
-                lambda: app.lifecycle.sweep(_now(), dry_run=False)),
-            Job("reconcile", s.reconcile_interval_minutes * 60,
-                lambda: reconciler.reconcile(_now(), apply=True),
+            Job("flush", p.flush_every_s, self.flush, should_run=lambda: len(journal) > 0),
+            Job("sweep", p.sweep_every_s, lambda: app.lifecycle.sweep(_now(), dry_run=False)),
+            Job("reconcile", p.reconcile_every_s,
+                lambda: app.reconciler.reconcile(_now(), apply=True),
                 should_run=lambda: bool(app.catalog.duplicate_ids())),
-            Job("consolidate", s.consolidate_interval_hours * 3600,
-                lambda: self._consolidate(consolidator), should_run=self._memories_changed),
-            Job("optimize", s.optimize_interval_minutes * 60, self._optimize,
+            Job("consolidate", p.consolidate_every_s, self._consolidate,
+                should_run=self._memories_changed),
+            Job("optimize", p.optimize_every_s, lambda: self._optimize(Occasion.SCHEDULED),
                 should_run=lambda: app.index.is_open, pausable=False),  # writes no note
         ]
 
@@ -254,9 +246,9 @@ class Daemon:
         assert self.app is not None
         return self.app.catalog.memory_fingerprint() != self._consolidated_at
 
-    def _consolidate(self, consolidator: Consolidator) -> dict[str, Any]:
+    def _consolidate(self) -> dict[str, Any]:
         assert self.app is not None
-        result = consolidator.auto_merge(_now())
+        result = self.app.consolidator.auto_merge(_now())
         self._consolidated_at = self.app.catalog.memory_fingerprint()
         return result
 
@@ -264,12 +256,13 @@ class Daemon:
         if self.scheduler is not None and not self._stop.is_set():
             self.scheduler.run_now("optimize")  # shares the scheduled job's lock and status
 
-    def _optimize(self) -> None:
+    def _optimize(self, occasion: Occasion) -> str | None:
+        """The index's upkeep policy decides; the reason it optimised, or None."""
         assert self.app is not None
-        index = self.app.index()
-        if index.writes_since_optimize:  # the job runs every few minutes: skip when idle
-            index.optimize()
+        reason = self.app.index().upkeep(occasion)
+        if reason is not None:
             trim_malloc()  # the compaction's buffers go back to the system
+        return reason
 
     def _flush_quietly(self) -> None:
         try:
@@ -286,7 +279,7 @@ class Daemon:
 
     def _write_daemon_file(self) -> None:
         assert self.server is not None and self.app is not None
-        info = {"pid": os.getpid(), "host": self.settings.host, "port": self.server.port,
+        info = {"pid": os.getpid(), "host": self.params.host, "port": self.server.port,
                 "url": self.server.url, "vault": str(self.app.root),
                 "started": self.started_at.isoformat(timespec="seconds")}
         tmp = self.data_dir / f"{DAEMON_FILE}.tmp"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shlex
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,7 +23,6 @@ from mcp.server.stdio import stdio_server
 
 from vaultmem import __version__
 from vaultmem.api.client import Client, discover
-from vaultmem.config import Settings
 from vaultmem.errors import DaemonError, InvalidInput, VaultmemError
 from vaultmem.mcp.tools import GUIDE, TOOLS, TOOLS_BY_NAME, ToolSpec
 
@@ -124,21 +122,6 @@ def build_server(bridge: Bridge) -> Server[Any]:
         description="Long-term memory for assistants, kept in an Obsidian vault.",
         instructions=GUIDE, on_list_tools=list_tools, on_call_tool=call_tool,
     )
-
-
-def start_command(settings: Settings, config_path: Path | None) -> str:
-    """The command that starts a daemon this bridge will find (same vault, same data dir)."""
-    parts = ["vaultmem", "run", "--vault", str(settings.require_vault().resolve())]
-    if config_path is not None:
-        parts += ["--config", str(config_path.resolve())]
-    if settings.data_dir is not None:
-        parts += ["--data-dir", str(settings.data_dir.resolve())]
-    return shlex.join(parts)
-
-
-def make_bridge(settings: Settings, config_path: Path | None = None) -> Bridge:
-    return Bridge(settings.require_vault().resolve(), settings.vault_data_dir(),
-                  start_command(settings, config_path))
 
 
 def serve_stdio(bridge: Bridge, log_level: str = "warning") -> None:

@@ -1,0 +1,132 @@
+"""What every `vaultmem` command receives, and the options every command accepts.
+
+Every command takes --vault/--config/--data-dir/--now/--json (after the command name). The
+command's settings are loaded here and handed to the composition root (`vaultmem.app`); an API
+operation runs through the daemon when one serves the vault, in-process otherwise.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from vaultmem.config import Settings, VaultPaths, load_settings, vault_paths
+from vaultmem.errors import DaemonError, InvalidInput
+
+if TYPE_CHECKING:
+    from vaultmem.app import App
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Context:
+    """What every command receives: settings, the clock, and the output mode."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.json = bool(options.pop("as_json", False))
+        now = options.pop("now", None)
+        self.now_given = now is not None
+        self.now = _parse_now(now)
+        overrides = {"vault": options.pop("vault", None), "data_dir": options.pop("data_dir", None)}
+        config = options.pop("config", None)
+        self.config_path = Path(config).expanduser() if config else None
+        self._overrides = overrides
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.config_path, overrides=self._overrides,
+                                           on_unknown=_warn_unknown)
+        return self._settings
+
+    @property
+    def paths(self) -> VaultPaths:
+        return vault_paths(self.settings)
+
+    def call(self, op: str, body: dict[str, Any], *, progress: Any = None) -> Any:
+        """Run an API operation: through the daemon when one serves the vault, else here."""
+        from vaultmem.daemon.lock import is_held
+
+        data_dir = self.paths.data_dir
+        if is_held(data_dir / "daemon.lock"):
+            return self._call_daemon(data_dir, op, body)
+        from vaultmem.engine.freshness import bring_up_to_date
+
+        with self.app() as app:
+            bring_up_to_date(app, op, self.now)
+            return app.api(clock=lambda: self.now, progress=progress).call(op, body)
+
+    def _call_daemon(self, data_dir: Path, op: str, body: dict[str, Any]) -> Any:
+        from vaultmem.api.client import discover
+
+        if self.now_given:
+            raise InvalidInput("--now cannot be used while the daemon serves this vault "
+                               "(the daemon keeps its own clock)")
+        client = discover(data_dir)
+        if client is None:
+            raise DaemonError("a vaultmem daemon holds this vault but does not answer; "
+                              "see `vaultmem service status` and its logs, or stop it")
+        return client.call_op(op, body)
+
+    @contextmanager
+    def app(self) -> Iterator[App]:
+        from vaultmem.app import build_app
+
+        app = build_app(self.settings)
+        try:
+            yield app
+        finally:
+            app.close()
+
+    def emit(self, data: Any, human: Callable[[Any], None]) -> None:
+        if self.json:
+            click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        else:
+            human(data)
+
+
+def _warn_unknown(key: str) -> None:
+    click.echo(f"warning: unknown setting {key} (ignored)", err=True)
+
+
+def _parse_now(value: str | None) -> datetime:
+    if not value:
+        return datetime.now(UTC)
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise click.BadParameter(f"not an ISO 8601 time: {value!r}", param_hint="--now") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def common(func: F) -> F:
+    """Shared options, accepted after every command name."""
+    options = [
+        click.option("--vault", type=click.Path(file_okay=False, path_type=Path),
+                     envvar="VAULTMEM_VAULT", help="The Obsidian vault folder."),
+        click.option("--config", type=click.Path(dir_okay=False),
+                     help="Config file (default: VAULTMEM_CONFIG or the user config dir)."),
+        click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
+                     help="Where the index lives (default: the user data dir)."),
+        click.option("--now", metavar="ISO-TIME",
+                     help="Evaluate as of this time instead of the clock (what-if, replays)."),
+        click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output."),
+    ]
+
+    @functools.wraps(func)
+    def wrapper(**kwargs: Any) -> Any:
+        names = ("vault", "config", "data_dir", "now", "as_json")
+        ctx = Context({name: kwargs.pop(name, None) for name in names})
+        return func(ctx, **kwargs)
+
+    for option in reversed(options):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]

@@ -20,7 +20,7 @@ from vaultmem.config import load_settings
 from vaultmem.core.consolidation import cluster_id
 from vaultmem.engine.consolidation import Consolidator
 from vaultmem.engine.engine import SearchFilters
-from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.journal import UsageJournal
 from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.vault.notes import read_note
 
@@ -228,7 +228,7 @@ def test_crash_before_archiving_leaves_originals_active(
     def crash(*_: object) -> None:
         raise OSError("simulated crash")
 
-    monkeypatch.setattr(app.engine.memories, "write_state_now", crash)
+    monkeypatch.setattr("vaultmem.engine.memory_store.edit_memory_note", crash)
     with pytest.raises(OSError, match="simulated crash"):
         consolidator.merge(cluster.id, NOW)
     monkeypatch.undo()
@@ -247,8 +247,7 @@ def test_merge_in_the_daemon_carries_pending_touches(vault: Path, apps: list[App
     journal = UsageJournal(vault.parent / "journal" / "usage.sqlite3")
     try:
         app, consolidator = _consolidator(apps, vault, journal)
-        store = app.engine.memories
-        assert isinstance(store, JournaledMemoryStore)
+        assert app.engine.memories.journal is journal
         for _ in range(2):
             app.engine.touch(first, NOW)  # journalled, not yet in the note
         [cluster] = consolidator.clusters(NOW)

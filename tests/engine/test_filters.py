@@ -19,7 +19,7 @@ from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.engine import SearchFilters
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.journal import UsageJournal
-from vaultmem.engine.memory_store import MemoryNote
+from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
 

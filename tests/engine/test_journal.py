@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from tests.cli._support import REFERENCE, copy_vault
 from tests.conftest import SAMPLE_VAULT
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.journal import UsageJournal
+from vaultmem.engine.memory_store import MemoryStore
 
 MEMORY_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
 MEMORY = "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
@@ -41,10 +43,16 @@ def app(tmp_path: Path, vault: Path) -> Iterator[App]:
     journal.close()
 
 
-def _store(app: App) -> JournaledMemoryStore:
+def _store(app: App) -> MemoryStore:
     store = app.engine.memories
-    assert isinstance(store, JournaledMemoryStore)
+    assert store.journal is not None
     return store
+
+
+def _pending(app: App) -> int:
+    journal = _store(app).journal
+    assert journal is not None
+    return len(journal)
 
 
 def _without_stm(text: str) -> list[str]:
@@ -62,7 +70,7 @@ def test_touch_is_visible_at_once_and_written_on_flush(app: App, vault: Path) ->
     text = (vault / MEMORY).read_text(encoding="utf-8")
     assert "stm_use_count: 7" in text
     assert _without_stm(text) == _without_stm(before.decode("utf-8"))
-    assert len(_store(app).journal) == 0
+    assert _pending(app) == 0
 
 
 def test_listing_memories_shows_pending_state_from_one_journal_read(
@@ -82,16 +90,41 @@ def test_listing_memories_shows_pending_state_from_one_journal_read(
 
 def test_many_touches_coalesce_into_one_write(app: App, vault: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from vaultmem.engine import journal as usage
+    from vaultmem.engine import memory_store
 
-    writes: list[Path] = []
-    real = usage.edit_stm
-    monkeypatch.setattr(usage, "edit_stm", lambda p, u, **kw: writes.append(p) or real(p, u, **kw))
+    writes: list[str] = []
+    real = memory_store.edit_memory_note
+    monkeypatch.setattr(memory_store, "edit_memory_note",
+                        lambda root, path, *a: writes.append(path) or real(root, path, *a))
     for _ in range(50):
         app.engine.touch(MEMORY_ID, REFERENCE)
     _store(app).flush()
     assert len(writes) == 1
     assert "stm_use_count: 56" in (vault / MEMORY).read_text(encoding="utf-8")
+
+
+def test_touches_over_the_api_read_the_note_twice_and_write_it_once(
+    app: App, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first touch parses the note (later ones find it parsed), the flush reads it afresh
+    and writes it once, guarded; nothing else reads or writes it."""
+    from vaultmem.api.ops import Api
+    from vaultmem.vault import notes, writes
+
+    reads: Counter[str] = Counter()
+    written: Counter[str] = Counter()
+    read, replace = notes._read_regular, writes._replace
+    monkeypatch.setattr(notes, "_read_regular",
+                        lambda absolute, rel: reads.update([rel]) or read(absolute, rel))
+    monkeypatch.setattr(writes, "_replace", lambda path, data, check: written.update(
+        [path.relative_to(app.root).as_posix()]) or replace(path, data, check))
+    api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+    for _ in range(20):
+        api.call("touch", {"id": MEMORY_ID})
+    assert written == Counter() and reads == Counter({MEMORY: 1})
+    assert _store(app).flush().written == [MEMORY]
+    assert reads == Counter({MEMORY: 2}) and written == Counter({MEMORY: 1})
+    assert app.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 26
 
 
 def test_concurrent_touches_lose_no_increment(app: App, vault: Path) -> None:
@@ -145,7 +178,7 @@ def test_user_edit_while_a_write_is_pending_wins(app: App, vault: Path) -> None:
 def test_a_concurrent_edit_during_flush_keeps_the_write_pending(
     app: App, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultmem.engine import journal as usage
+    from vaultmem.engine import memory_store
     from vaultmem.errors import ConcurrentEdit
 
     app.engine.touch(MEMORY_ID, REFERENCE)
@@ -153,10 +186,10 @@ def test_a_concurrent_edit_during_flush_keeps_the_write_pending(
     def refuse(*args: object, **kwargs: object) -> str:
         raise ConcurrentEdit("the note changed")
 
-    monkeypatch.setattr(usage, "edit_stm", refuse)
+    monkeypatch.setattr(memory_store, "edit_memory_note", refuse)
     report = _store(app).flush()
     assert report.retry and not report.written
-    assert len(_store(app).journal) == 1
+    assert _pending(app) == 1
     monkeypatch.undo()
     assert _store(app).flush().written == [MEMORY]
 
@@ -168,7 +201,7 @@ def test_archive_after_pending_touches_keeps_them(app: App, vault: Path) -> None
     archived = vault / "memories/archive/2026-09-20 pihole-container-restart-after-update.md"
     text = archived.read_text(encoding="utf-8")
     assert "stm_status: archived" in text and "stm_use_count: 2" in text
-    assert len(_store(app).journal) == 0
+    assert _pending(app) == 0
 
 
 def test_pinning_keeps_a_memory_from_being_forgotten(app: App, vault: Path) -> None:

@@ -21,8 +21,9 @@ from tests.stress.crash_harness import (
 )
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
+from vaultmem.engine import memory_store
 from vaultmem.engine.consolidation import Consolidator
-from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.journal import UsageJournal
 from vaultmem.errors import ConcurrentEdit
 from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.writes import remove_stale_temp_files
@@ -77,7 +78,7 @@ def test_flush_finds_a_memory_renamed_before_the_index_saw_it(journalled_app: Ap
     """A flush used to drop the pending uses of a memory renamed since the catalog last saw
     it ("memory gone"), so acknowledged touches vanished after a user's rename."""
     store = journalled_app.engine.memories
-    assert isinstance(store, JournaledMemoryStore)
+    assert store.journal is not None
     ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
     uses = journalled_app.engine.touch(ref, REFERENCE)["use_count"]
     old = journalled_app.root / "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
@@ -96,7 +97,7 @@ def test_flush_waits_for_a_move_in_progress(
     """A flush used to write a memory while a sweep was moving it (between the new name's
     link and the old name's unlink): the flushed copy was then unlinked, losing its uses."""
     engine, store = journalled_app.engine, journalled_app.engine.memories
-    assert isinstance(store, JournaledMemoryStore)
+    assert store.journal is not None
     ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
     uses: list[int] = []
 
@@ -111,7 +112,7 @@ def test_flush_waits_for_a_move_in_progress(
         flushers.append(flusher)
 
     flushers: list[threading.Thread] = []
-    monkeypatch.setattr("vaultmem.engine.lifecycle.move_file", move_with_a_flush_inside)
+    monkeypatch.setattr("vaultmem.vault.memories.move_file", move_with_a_flush_inside)
     moved = journalled_app.lifecycle.promote(ref, REFERENCE)["promoted"][0]
     flushers[0].join(timeout=30)
     store.flush()
@@ -154,20 +155,19 @@ def test_sweep_and_merge_survive_a_note_moved_under_them(
     the whole sweep or merge with a 500 (FileNotFoundError); now the move is left to a later
     sweep, and a merge whose original vanished is refused as a concurrent edit (409)."""
     app, root = journalled_app, journalled_app.root
-    store = app.engine.memories
-    write = store.write_state_now
+    write = memory_store.edit_memory_note
     renamed: list[Path] = []
 
-    def write_then_user_renames(memory: Any, new: Any) -> Any:
-        written = write(memory, new)
+    def write_then_user_renames(vault: Path, path: str, *args: Any) -> Any:
+        written = write(vault, path, *args)
         if not renamed:
             renamed.append(root / "Inbox" / "Renamed by hand.md")
-            os.rename(root / memory.path, renamed[0])
+            os.rename(root / path, renamed[0])
         return written
 
-    monkeypatch.setattr(store, "write_state_now", write_then_user_renames)
+    monkeypatch.setattr(memory_store, "edit_memory_note", write_then_user_renames)
     first = app.lifecycle.sweep(REFERENCE, dry_run=False)
-    monkeypatch.setattr(store, "write_state_now", write)
+    monkeypatch.setattr(memory_store, "edit_memory_note", write)
     moved_id = memory_id(renamed[0].read_text(encoding="utf-8"))
     assert moved_id not in {m["id"] for m in first["archived"]}
     app.engine.sync_paths(["Inbox/Renamed by hand.md"])  # what the watcher would do

@@ -28,7 +28,8 @@ from pathlib import Path
 from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine.journal import JournaledMemoryStore, UsageJournal
+from vaultmem.engine.journal import UsageJournal
+from vaultmem.engine.memory_store import MemoryStore
 
 START = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
 MEMORIES = 6
@@ -64,9 +65,9 @@ class Device:
         self.app.engine.reindex()
 
     @property
-    def store(self) -> JournaledMemoryStore:
+    def store(self) -> MemoryStore:
         store = self.app.engine.memories
-        assert isinstance(store, JournaledMemoryStore)
+        assert store.journal is not None
         return store
 
     def flush(self) -> None:

@@ -9,19 +9,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.errors import NoteError, PathOutsideVault
+from vaultmem.errors import ConcurrentEdit, NoteError, PathOutsideVault
 from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.memories import (
     RELATED_END,
     RELATED_START,
+    NoteEdit,
     create_memory_note,
+    edit_memory_note,
     memory_filename,
+    move_note,
     set_related_section,
     slugify,
     wikilink,
 )
 from vaultmem.vault.notes import parse_note
+from vaultmem.vault.writes import sha256_bytes
 
 FORBIDDEN = set('*"\\/<>:|?#^[]')
 DAY = date(2024, 5, 1)
@@ -58,7 +62,7 @@ class TestSlug:
 
 class TestCreate:
     def test_writes_a_parseable_note(self, tmp_path: Path) -> None:
-        rel = create_memory_note(
+        rel, text = create_memory_note(
             tmp_path,
             "memories",
             day=DAY,
@@ -67,8 +71,9 @@ class TestCreate:
             stm_fields={"stm_id": "abc", "stm_use_count": 1, "stm_strength": 1.0},
             tags=["#python", "testing/pytest"],
         )
-        assert rel == "memories/2024-05-01 Use fixtures.md"
+        assert rel == "memories/2024-05-01 use-fixtures.md"
         raw = (tmp_path / rel).read_bytes()
+        assert raw.decode("utf-8") == text
         assert raw == (
             b"---\ntags:\n  - python\n  - testing/pytest\nstm_id: abc\nstm_use_count: 1\n"
             b"stm_strength: 1.0\n---\n# Use: fixtures\n\nFirst line\nsecond #inline\n"
@@ -87,10 +92,10 @@ class TestCreate:
                 body=f"n{i}",
                 stm_fields={"stm_id": str(i)},
                 newline="\r\n",
-            )
+            )[0]
             for i in range(3)
         ]
-        assert paths == ["m/2024-05-01 Same.md", "m/2024-05-01 Same 2.md", "m/2024-05-01 Same 3.md"]
+        assert paths == ["m/2024-05-01 same.md", "m/2024-05-01 same-2.md", "m/2024-05-01 same-3.md"]
         for i, rel in enumerate(paths):
             text = (tmp_path / rel).read_bytes().decode("utf-8")
             assert "\n" not in text.replace("\r\n", "")
@@ -101,6 +106,56 @@ class TestCreate:
             create_memory_note(tmp_path, "m", day=DAY, title="t", body="b", stm_fields={"x": 1})
         with pytest.raises(PathOutsideVault):
             create_memory_note(tmp_path, "../out", day=DAY, title="t", body="b", stm_fields={})
+
+
+class TestMove:
+    def test_a_taken_name_gets_a_number_and_nothing_is_overwritten(self, tmp_path: Path) -> None:
+        for folder in ("memories", "memories/archive"):
+            (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+            (tmp_path / folder / "2024-05-01 tea.md").write_text(folder, encoding="utf-8")
+        moved = move_note(tmp_path, "memories/2024-05-01 tea.md", "memories/archive")
+        assert moved == "memories/archive/2024-05-01 tea-2.md"
+        assert (tmp_path / moved).read_text(encoding="utf-8") == "memories"
+        assert (tmp_path / "memories/archive/2024-05-01 tea.md").read_text(
+            encoding="utf-8") == "memories/archive"
+        assert not (tmp_path / "memories/2024-05-01 tea.md").exists()
+
+    def test_a_note_gone_meanwhile_is_no_move(self, tmp_path: Path) -> None:
+        assert move_note(tmp_path, "memories/gone.md", "archive") is None
+        assert not (tmp_path / "archive" / "gone.md").exists()
+
+
+NOTE = "---\nstm_id: x\nstm_use_count: 1\n---\n# T\n\nBody.\n"
+
+
+class TestEdit:
+    def _note(self, tmp_path: Path, text: str = NOTE) -> tuple[Path, str]:
+        path = tmp_path / "n.md"
+        path.write_bytes(text.encode("utf-8"))
+        return path, sha256_bytes(text.encode("utf-8"))
+
+    def test_stm_and_sections_in_one_write_read_back_from_what_was_written(
+        self, tmp_path: Path
+    ) -> None:
+        path, digest = self._note(tmp_path)
+        edit = NoteEdit({"stm_use_count": 2}, related=["[[A]]"], copy_links=["[[n 2]]"],
+                        section="<!-- vaultmem:merged -->\nmerged\n<!-- /vaultmem:merged -->")
+        result = edit_memory_note(tmp_path, "n.md", NOTE, digest, edit)
+        assert result is not None
+        note, text = result
+        assert path.read_text(encoding="utf-8") == text
+        assert note.fields == {"stm_id": "x", "stm_use_count": 2} and note.path == "n.md"
+        assert "[[A]]" in text and "[[n 2]]" in text and text.count("vaultmem:merged -->") == 2
+        again = edit_memory_note(tmp_path, "n.md", text, note.file_hash,
+                                 NoteEdit({}, section=edit.section))
+        assert again is None  # the section is there already: nothing to write
+
+    def test_a_note_changed_since_it_was_read_is_not_written(self, tmp_path: Path) -> None:
+        path, digest = self._note(tmp_path)
+        path.write_text(NOTE + "User line.\n", encoding="utf-8")
+        with pytest.raises(ConcurrentEdit):
+            edit_memory_note(tmp_path, "n.md", NOTE, digest, NoteEdit({"stm_use_count": 2}))
+        assert path.read_text(encoding="utf-8") == NOTE + "User line.\n"
 
 
 class TestWikilink:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .decay import DecayParams, effective_half_life
+from .intake import tag_key
 from .memory import ACTIVE, MemoryState
 
 MERGE = "merge"
@@ -150,7 +151,7 @@ def _tag_union(states: Sequence[MemoryState]) -> tuple[str, ...]:
     seen: set[str] = set()
     tags = []
     for tag in itertools.chain.from_iterable(state.tags for state in states):
-        key = tag.strip().lstrip("#").casefold()
+        key = tag_key(tag)
         if key and key not in seen:
             seen.add(key)
             tags.append(tag)

@@ -47,7 +47,7 @@ __all__ = [
     "HIGH_ENTROPY", "HUGGING_FACE_TOKEN", "JWT", "MISTRAL_KEY", "NPM_TOKEN", "OPENAI_KEY",
     "PASSWORD", "PRIVATE_KEY", "PYPI_TOKEN", "SLACK_TOKEN", "SLACK_WEBHOOK", "STRIPE_KEY",
     "check_content", "find_secret", "looks_random", "normalise_tag", "normalise_tags",
-    "numbers_agree", "secret_reason", "shannon_entropy",
+    "numbers_agree", "secret_reason", "shannon_entropy", "tag_key",
 ]
 
 PASSWORD = "password assignment"
@@ -244,6 +244,11 @@ def secret_reason(what: str, kind: str) -> str:
 _TAG_EXTRA = frozenset("_-/")
 
 
+def tag_key(tag: str) -> str:
+    """A tag as Obsidian compares tags: without its leading '#', ignoring case."""
+    return tag.strip().lstrip("#").strip().casefold()
+
+
 def normalise_tag(raw: str) -> str:
     """One tag as Obsidian accepts it, or "" when nothing valid is left."""
     tag = unicodedata.normalize("NFC", raw).strip().lstrip("#").strip()
@@ -262,8 +267,8 @@ def normalise_tags(tags: Iterable[str]) -> list[str]:
     seen: set[str] = set()
     for raw in tags:
         tag = normalise_tag(raw)
-        if tag and tag.casefold() not in seen:
-            seen.add(tag.casefold())
+        if tag and tag_key(tag) not in seen:
+            seen.add(tag_key(tag))
             out.append(tag)
     return out
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from .intake import tag_key
 from .memory import MemoryState
 
 
@@ -77,8 +78,7 @@ def observe(
 
 def normalize_tags(tags: Iterable[str]) -> frozenset[str]:
     """Tags compared the way Obsidian shows them: case-insensitive, without a leading '#'."""
-    cleaned = (tag.strip().lstrip("#").strip().casefold() for tag in tags)
-    return frozenset(tag for tag in cleaned if tag)
+    return frozenset(key for key in map(tag_key, tags) if key)
 
 
 def jaccard(a: Iterable[str], b: Iterable[str]) -> float:

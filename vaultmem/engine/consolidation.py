@@ -8,11 +8,12 @@ the index has no vector for yet are not clustered.
 A merge writes one new memory note and archives the originals; nothing is deleted. Order of
 writes, each step harmless if it is the last one to happen:
 
-1. the new note is created in the memory folder (never overwriting);
-2. under the memory lock (no touch is lost in between; pending journalled uses are carried),
-   each original gets `stm_status: archived` and `stm_merged_into: <new id>`, written to the
-   note at once (`write_state_now`: guarded, other bytes kept) so the move never carries a
-   note whose file still says active;
+1. the new note is created in the memory folder (never overwriting), from the originals as
+   they are now;
+2. in the same `MemoryStore.rewrite` (the store's lock held throughout: no touch is lost in
+   between; pending journalled uses are carried), each original gets `stm_status: archived`
+   and `stm_merged_into: <new id>`, written to the note at once (guarded, other bytes kept) so
+   the move never carries a note whose file still says active;
 3. an explanation (when, why, where the originals are, how to restore one) is appended to
    the new note, guarded; it is left out until now so that after a crash in 2 the new note's
    text stays close to the originals' and the next listing clusters them again;
@@ -28,6 +29,7 @@ during 4 leaves archived notes outside the archive folder; the next sweep moves 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -49,12 +51,11 @@ from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
 from vaultmem.core.sync import consolidated_id
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.lifecycle import Lifecycle, _content_of, normalise_text
-from vaultmem.engine.memory_store import MemoryNote
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
 from vaultmem.vault.memories import create_memory_note, wikilink
-from vaultmem.vault.writes import guarded_write, sha256_bytes
 
 SOURCE = "consolidation"
 MERGED_START = "<!-- vaultmem:merged -->"
@@ -94,10 +95,18 @@ class Consolidator:
 
     def merge(self, cluster_id: str, now: datetime) -> JSON:
         """Merge one listed cluster into a new memory and archive its members."""
-        with self.engine.memories.lock:
-            snapshot = self._snapshot()
-            cluster = _find(snapshot.clusters, cluster_id)
-            members = self._best_first(cluster, snapshot.memories, now)
+        snapshot = self._snapshot()
+        cluster = _find(snapshot.clusters, cluster_id)
+        planned = self._best_first(cluster, snapshot.memories, now)
+        created: list[str] = []
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            # the members as they are now, pending uses included: none is lost in between
+            by_id = {m.state.id: m for m in current if m.state.status == ACTIVE
+                     and not m.state.pinned}
+            if set(by_id) != set(cluster.members):
+                raise NotFound(f"cluster {cluster.id!r}: cluster changed: list clusters again")
+            members = [by_id[m.state.id] for m in planned]
             state = replace(
                 merge_states([m.state for m in members], cluster.cohesion,
                              consolidated_id(cluster.id, now.date()),
@@ -105,10 +114,13 @@ class Consolidator:
                              decay=self.params.decay),
                 source=SOURCE,
             )
-            path = self._write_merged(members, state, now)
-            archived = [self.engine.memories.write_state_now(
-                m, replace(m.state, status=ARCHIVED, merged_into=state.id)) for m in members]
-        self._explain(path, len(members), cluster.cohesion, now.date())
+            created.append(self._write_merged(members, state, now))
+            return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=state.id))
+                    for m in members]
+
+        archived = self.engine.memories.rewrite([m.path for m in planned], plan)
+        path = created[0]
+        self._explain(path, len(archived), cluster.cohesion, now.date())
         self.engine.sync_paths([path])
         targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
         moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
@@ -135,18 +147,13 @@ class Consolidator:
         """Add the explanation once the originals are archived (a crash before leaves the new
         note's text as close to theirs as possible, so the next listing clusters them again).
         Guarded: a note its user already edited is left as it is."""
-        full = self.engine.root / path
-        with self.engine.memories.lock:
-            raw = full.read_bytes()
-            text = raw.decode("utf-8")
-            if MERGED_START in text:
-                return
-            addition = merge_explanation(count, cohesion, day, self.params.archive_folder)
-            try:
-                guarded_write(full, f"{text.rstrip()}\n\n{addition}\n".encode(),
-                              sha256_bytes(raw))
-            except ConcurrentEdit:
-                return
+        addition = merge_explanation(count, cohesion, day, self.params.archive_folder)
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            return [Rewrite(m, m.state, section=addition) for m in current]
+
+        with contextlib.suppress(ConcurrentEdit):
+            self.engine.memories.rewrite([path], plan)
 
     # plumbing -----------------------------------------------------------------------------
 
@@ -203,11 +210,12 @@ class Consolidator:
                    for m in members}
         links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)
                  for m in members]
-        return create_memory_note(
+        path, _ = create_memory_note(
             self.engine.root, self.params.memory_folder, day=now.date(),
             title=members[0].note.title, body=merged_body(members, links),
             stm_fields=state_to_fields(state), tags=list(state.tags),
         )
+        return path
 
 
 def merged_body(members: Sequence[MemoryNote], links: Sequence[str]) -> str:

@@ -33,7 +33,8 @@ from vaultmem.core.reinforce import (
 )
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.indexer import Indexer, Progress, SyncReport
-from vaultmem.engine.memory_store import MemoryNote, MemoryStore
+from vaultmem.engine.memory_notes import MemoryNote
+from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.search_context import query_context
 from vaultmem.engine.shapes import JSON, SearchHit, coverage_json, memory_json, search_json
 from vaultmem.errors import InvalidInput, NotFound
@@ -212,49 +213,47 @@ class Engine:
 
     # reinforcement ------------------------------------------------------------------------
 
-    def _load_for_use(self, ref: str, now: datetime) -> MemoryNote:
-        """A memory that a use may update: not one whose dates lie in the future."""
-        memory = self.memories.load(ref)
-        problem = future_problem(memory.state, now)
-        if problem is not None:
-            raise InvalidInput(f"{memory.path}: {problem}; fix the note's dates first")
-        return memory
-
     def touch(self, ref: str, now: datetime, *, boost: bool = False) -> JSON:
-        with self.memories.lock:
-            memory = self._load_for_use(ref, now)
-            new = touch(memory.state, now, self.params.reinforce, boost=boost)
-            return self.view(self.memories.write_state(memory, new), now)
+        def use(memory: MemoryNote) -> MemoryState:
+            _check_use(memory, now)
+            return touch(memory.state, now, self.params.reinforce, boost=boost)
+
+        return self.view(self.memories.update(ref, use), now)
 
     def feedback(self, ref: str, helpful: bool, now: datetime) -> JSON:
         """Helpful: a use with a strength boost. Unhelpful: strength lowered by the feedback
         penalty (floor 0), not counted as a use."""
         if helpful:
             return self.touch(ref, now, boost=True)
-        with self.memories.lock:
-            memory = self._load_for_use(ref, now)
-            penalty = -self.params.reinforce.feedback_penalty
-            new = adjust_strength(memory.state, penalty, self.params.reinforce)
-            return self.view(self.memories.write_state(memory, new), now)
+        penalty = -self.params.reinforce.feedback_penalty
+
+        def lower(memory: MemoryNote) -> MemoryState:
+            _check_use(memory, now)
+            return adjust_strength(memory.state, penalty, self.params.reinforce)
+
+        return self.view(self.memories.update(ref, lower), now)
 
     def set_pinned(self, ref: str, pinned: bool, now: datetime) -> JSON:
         """Pin (never forgotten, archived or merged away) or unpin a memory; not a use."""
-        with self.memories.lock:
-            memory = self.memories.load(ref)
-            new = replace(memory.state, pinned=pinned)
-            return self.view(self.memories.write_state(memory, new), now)
+        updated = self.memories.update(ref, lambda memory: replace(memory.state, pinned=pinned))
+        return self.view(updated, now)
 
     def observe(self, refs: Sequence[str], context_tags: Sequence[str], now: datetime) -> JSON:
         if not refs:
             raise InvalidInput("give at least one memory id to observe")
+        cross: dict[str, bool] = {}
+
+        def use(memory: MemoryNote) -> MemoryState:
+            _check_use(memory, now)
+            new, cross[memory.path] = observe(memory.state, now, context_tags,
+                                              self.params.reinforce)
+            return new
+
         results = []
-        with self.memories.lock:
-            loaded = [self._load_for_use(ref, now) for ref in refs]  # all-or-nothing
-            for memory in loaded:
-                new, cross = observe(memory.state, now, context_tags, self.params.reinforce)
-                view = self.view(self.memories.write_state(memory, new), now)
-                view["cross_domain"] = cross
-                results.append(view)
+        for memory in self.memories.update_each(refs, use):  # all or nothing
+            view = self.view(memory, now)
+            view["cross_domain"] = cross[memory.path]
+            results.append(view)
         return {"observed": results}
 
     # search -------------------------------------------------------------------------------
@@ -349,6 +348,9 @@ class Engine:
         except NotFound:
             raise NotFound(f"no note or memory {ref!r} in this vault") from None
 
-    def memory_state(self, ref: str) -> MemoryState:
-        return self.memories.load(ref).state
 
+def _check_use(memory: MemoryNote, now: datetime) -> None:
+    """A use may not update a memory whose dates lie in the future."""
+    problem = future_problem(memory.state, now)
+    if problem is not None:
+        raise InvalidInput(f"{memory.path}: {problem}; fix the note's dates first")

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from vaultmem.core.intake import tag_key
 from vaultmem.core.memory import ACTIVE, PROMOTED
-from vaultmem.engine.memory_store import MemoryNote
+from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
 
@@ -43,7 +44,7 @@ def tag_keys(tags: Iterable[str]) -> set[str]:
     asking for a tag finds its nested tags too (as Obsidian's tag search does)."""
     keys: set[str] = set()
     for tag in tags:
-        parts = tag.lower().lstrip("#").split("/")
+        parts = tag_key(tag).split("/")
         keys.update("/".join(parts[:end]) for end in range(1, len(parts) + 1))
     return keys
 
@@ -99,11 +100,11 @@ class FilterIndex:
                 paths.add(folder)
         else:
             paths = set(self._facts)
-        wanted_any = {t.lower().lstrip("#") for t in filters.tags_any}
+        wanted_any = {tag_key(t) for t in filters.tags_any}
         if wanted_any:
             paths &= set().union(*(self._by_tag.get(tag, set()) for tag in wanted_any))
         for tag in filters.tags_all:
-            paths &= self._by_tag.get(tag.lower().lstrip("#"), set())
+            paths &= self._by_tag.get(tag_key(tag), set())
         return paths
 
     def _modified_since(self, since: datetime) -> set[str]:

@@ -8,12 +8,11 @@ first, then the file is moved; an interrupted move is finished by the next sweep
 from __future__ import annotations
 
 import re
-import unicodedata
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
-from datetime import date, datetime
-from pathlib import Path, PurePosixPath
+from datetime import datetime
+from pathlib import PurePosixPath
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -31,7 +30,6 @@ from vaultmem.core.memory import (
     ARCHIVED,
     MEMORY_TYPES,
     PROMOTED,
-    MemoryState,
     new_state,
     state_from_fields,
     state_to_fields,
@@ -39,24 +37,14 @@ from vaultmem.core.memory import (
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import touch
 from vaultmem.engine.engine import Engine
-from vaultmem.engine.memory_store import MemoryNote, writable
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
 from vaultmem.engine.shapes import JSON
-from vaultmem.errors import InvalidInput, NoteError, Refused
+from vaultmem.errors import InvalidInput, Refused
 from vaultmem.index.base import Vector
-from vaultmem.vault.frontmatter import splice_stm
-from vaultmem.vault.memories import (
-    MAX_COLLISIONS,
-    render_memory_note,
-    set_related_section,
-    slugify,
-    wikilink,
-)
+from vaultmem.vault.memories import create_memory_note, wikilink
 from vaultmem.vault.notes import parse_note
-from vaultmem.vault.paths import resolve_folder
-from vaultmem.vault.writes import create_new, guarded_write, move_file
 
 _SPACES = re.compile(r"\s+")
-SLUG_MAX = 60
 # Near duplicates: how many of the closest note vectors are re-checked on their own text, and
 # how far below the threshold a note vector may be and still be re-checked (a note vector
 # also carries the note's title, so it reads a little lower than the text alone).
@@ -90,27 +78,27 @@ class Lifecycle:
         self._check_content(content, title=title, tags=tags, source=source, type=type,
                             strength=strength)
         clean_tags = normalise_tags(tags)
-        query = self.engine.embedder.embed_query(content)  # outside the lock: may load a model
-        with self.engine.memories.lock:
-            live = [m for m in self.engine.memories.iter_memories()
-                    if m.state.status != ARCHIVED]
-            duplicate = _exact_duplicate(content, live)
-            if duplicate is not None:
-                return self._reinforce_instead(duplicate, now, "an identical memory exists")
-            near = self._near_duplicate(content, query, live)
-            if near is not None:
-                memory, cosine = near
-                return self._reinforce_instead(
-                    memory, now, f"a near-duplicate memory exists (cosine {cosine:.2f})")
-            state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
-                              pinned=pinned, source=source, tags=tuple(clean_tags))
-            path, text = self._create_note(now.date(), (title or _title_from(content)).strip(),
-                                           content, state, clean_tags)
+        query = self.engine.embedder.embed_query(content)  # may load a model
+        live = [m for m in self.engine.memories.iter_memories() if m.state.status != ARCHIVED]
+        duplicate = _exact_duplicate(content, live)
+        if duplicate is not None:
+            return self._reinforce_instead(duplicate, now, "an identical memory exists")
+        near = self._near_duplicate(content, query, live)
+        if near is not None:
+            memory, cosine = near
+            return self._reinforce_instead(
+                memory, now, f"a near-duplicate memory exists (cosine {cosine:.2f})")
+        state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
+                          pinned=pinned, source=source, tags=tuple(clean_tags))
+        path, text = create_memory_note(
+            self.engine.root, self.params.memory_folder, day=now.date(),
+            title=(title or _title_from(content)).strip(), body=content,
+            stm_fields=state_to_fields(state), tags=clean_tags)
         self.engine.sync_paths([path])
         # Answer with what was written: re-reading the note could fail (404) when its user
         # has already moved it, and a client would then save the memory again.
         note = parse_note(path, text.encode("utf-8"))
-        written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags))
+        written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags), text)
         return {"created": True, "reinforced": None, "memory": self.engine.view(written, now)}
 
     def _check_content(
@@ -153,27 +141,9 @@ class Lifecycle:
         best = int(np.argmax(cosines))
         return (shortlist[best], float(cosines[best])) if cosines[best] >= threshold else None
 
-    def _create_note(
-        self, day: date, title: str, content: str, state: MemoryState, tags: list[str]
-    ) -> tuple[str, str]:
-        """Write the new note as `YYYY-MM-DD <slug>.md` (the title stays human inside it);
-        a taken name gets `-2`, `-3`, …; nothing is ever overwritten. Returns (path, text)."""
-        text = render_memory_note(title=title, body=content, stm_fields=state_to_fields(state),
-                                  tags=tags)
-        folder_rel, folder_abs = resolve_folder(self.engine.root, self.params.memory_folder)
-        stem = f"{day.isoformat()} {file_slug(title)}"
-        for number in range(1, MAX_COLLISIONS + 1):
-            name = f"{stem}.md" if number == 1 else f"{stem}-{number}.md"
-            try:
-                create_new(folder_abs / name, text.encode("utf-8"))
-            except FileExistsError:
-                continue
-            return (f"{folder_rel}/{name}" if folder_rel else name), text
-        raise NoteError(f"{MAX_COLLISIONS} notes named like {stem!r} exist in {folder_rel}")
-
     def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
-        new = touch(memory.state, now, self.params.reinforce)
-        updated = self.engine.memories.write_state(memory, new)
+        updated = self.engine.memories.update(
+            memory.path, lambda current: touch(current.state, now, self.params.reinforce))
         view = self.engine.view(updated, now)
         return {"created": False, "reinforced": {"id": memory.state.id, "reason": why},
                 "memory": view}
@@ -249,21 +219,31 @@ class Lifecycle:
 
     # applying -----------------------------------------------------------------------------
 
-    def _current(self, memory: MemoryNote) -> MemoryNote | None:
-        """The planned memory as it is now, with the uses, pins and edits recorded since the
-        plan (writing the planned state would undo them); None when it is gone, moved or no
-        longer active. Call with the memory lock held."""
-        current = self.engine.memories.try_load(memory.path)
-        if current is None or current.state.id != memory.state.id or not writable(current):
-            return None
-        return current if current.state.status == ACTIVE else None
+    def _rewrite_now(
+        self, memory: MemoryNote, change: Callable[[MemoryNote], Rewrite | None]
+    ) -> bool:
+        """Write the planned memory's change now, from the memory as it is now (with the uses,
+        pins and edits recorded since the plan: writing the planned state would undo them);
+        nothing when it is gone, moved or no longer active, or `change` declines."""
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            if not current or current[0].state.id != memory.state.id:
+                return []
+            now_ = current[0]
+            if not writable(now_) or now_.state.status != ACTIVE:
+                return []
+            rewrite = change(now_)
+            return [] if rewrite is None else [rewrite]
+
+        return bool(self.engine.memories.rewrite([memory.path], plan))
 
     def _archive(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
-        with self.engine.memories.lock:
-            current = self._current(memory)
-            if current is None or current.state.pinned:
+        def archive(current: MemoryNote) -> Rewrite | None:
+            if current.state.pinned:
                 return None
-            self.engine.memories.write_state_now(current, _with(current.state, status=ARCHIVED))
+            return Rewrite(current, replace(current.state, status=ARCHIVED))
+
+        if not self._rewrite_now(memory, archive):
+            return None
         target = self._move(memory.path, self.params.archive_folder)
         if target is None:
             return None
@@ -272,18 +252,13 @@ class Lifecycle:
 
     def _promote(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
         links = self._related_links(memory)
-        full = self.engine.root / memory.path
-        with self.engine.memories.lock:
-            current = self._current(memory)
-            if current is None:
-                return None
-            new = _with(current.state, status=PROMOTED, promoted_at=now)
-            text = full.read_bytes().decode("utf-8")
-            text = splice_stm(text, self.engine.memories.file_updates(current, new))
-            if links:
-                text = set_related_section(text, links)
-            guarded_write(full, text.encode("utf-8"), current.note.file_hash)
-            self.engine.memories.written(memory.state.id)
+
+        def promote(current: MemoryNote) -> Rewrite:
+            new = replace(current.state, status=PROMOTED, promoted_at=now)
+            return Rewrite(current, new, related=links or None)
+
+        if not self._rewrite_now(memory, promote):
+            return None
         target = self._move(memory.path, self.params.promoted_folder)
         if target is None:
             return None
@@ -320,28 +295,10 @@ class Lifecycle:
         """Move a note into `folder`; None when its user moved or deleted it since its state
         was written (a later sweep's `finish_moves` moves it if it is still in the vault).
         A note already in `folder` stays where it is."""
-        if PurePosixPath(path).parent == PurePosixPath(folder.strip("/")):
-            return path
-        name = PurePosixPath(path).name
-        with self.engine.memories.lock:  # a flush must not write the note mid-move
-            target = _free_path(self.engine.root, folder, name)
-            try:
-                move_file(self.engine.root / path, self.engine.root / target)
-            except FileNotFoundError:
-                if not (self.engine.root / target).exists():
-                    return None
-        self.engine.sync_paths([path, target])
+        target = self.engine.memories.move(path, folder)
+        if target is not None and target != path:
+            self.engine.sync_paths([path, target])
         return target
-
-
-def _free_path(root: Path, folder: str, name: str) -> str:
-    stem, suffix = name[:-3], name[-3:]
-    candidate = f"{folder}/{name}"
-    n = 2
-    while (root / candidate).exists():
-        candidate = f"{folder}/{stem} {n}{suffix}"
-        n += 1
-    return candidate
 
 
 def _done(moves: Iterable[JSON | None]) -> list[JSON]:
@@ -351,10 +308,6 @@ def _done(moves: Iterable[JSON | None]) -> list[JSON]:
 
 def _inside(path: str, folder: str) -> bool:
     return path.startswith(folder.strip("/") + "/")
-
-
-def _with(state: MemoryState, **changes: Any) -> MemoryState:
-    return replace(state, **changes)
 
 
 def _item_json(item: SweepItem) -> JSON:
@@ -372,21 +325,6 @@ def _title_from(content: str) -> str:
     words = first.split()
     title = " ".join(words[:8])
     return title if len(words) <= 8 else title + "…"
-
-
-def file_slug(title: str, *, max_len: int = SLUG_MAX) -> str:
-    """A real slug for a file name: lower case, words joined by hyphens, accents dropped,
-    cut at a word; passed through `slugify` so it is always a safe, non-empty name."""
-    text = unicodedata.normalize("NFKD", title.replace("'", "").replace("\u2019", ""))
-    text = "".join(ch for ch in text if not unicodedata.combining(ch))
-    text = unicodedata.normalize("NFC", text).casefold()
-    slug = ""
-    for word in re.findall(r"[^\W_]+", text):
-        longer = f"{slug}-{word}" if slug else word[:max_len]
-        if len(longer) > max_len:
-            break
-        slug = longer
-    return slugify(slug, max_len=max_len)
 
 
 def _content_of(memory: MemoryNote) -> str:

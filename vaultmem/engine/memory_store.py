@@ -1,75 +1,68 @@
-"""Memory notes on disk: find them, read their state, write their state back surgically.
+"""Memory notes on disk: find them, read their state, change it under the store's own lock.
 
-The note's frontmatter is the source of truth. `MemoryStore.write_state` is the one place a
-memory's `stm_*` keys are written; the daemon swaps in a journalled, coalescing writer.
+The note's frontmatter is the source of truth. Every change of a memory's state goes through
+the store, which reads the note once, applies a pure function and records the result, all under
+its own lock (so no increment is lost and no write lands mid-move):
+
+* `update` / `update_each`: a use, a pin, feedback. Written to the note at once here; in the
+  daemon, which gives the store a `UsageJournal`, recorded in the journal (durable at once,
+  laid over the note on every read) and written by `flush`, many uses in one write.
+* `rewrite`: changes that must be in the note now (archive, promote, restore, merge,
+  reconcile), with the sections vaultmem keeps in a memory note (Related, conflicting copies).
+* `move`: a note into a folder, never overwriting.
+
+The bytes are written by `vault.memories.edit_memory_note`: one guarded write that splices the
+`stm_*` lines (and sections) into the text the store read, refused when the note changed since.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
-from vaultmem.core.memory import (
-    STM_KEYS,
-    MemoryState,
-    is_memory,
-    state_from_fields,
-    state_to_fields,
+from vaultmem.core.memory import MemoryState, is_memory, state_from_fields, state_to_fields
+from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
+from vaultmem.engine.journal import FlushReport, Pending, UsageJournal
+from vaultmem.engine.memory_notes import (
+    Ledger,
+    MemoryNote,
+    Rewrite,
+    check_writable,
+    looks_like_path,
+    stm_updates,
 )
-from vaultmem.core.sync import canonical_order, credit_uses, own_count
-from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
+from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.notes import INVALID_UTF8, Note, read_note
+from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note
+from vaultmem.vault.notes import Note, read_note_text
 from vaultmem.vault.paths import resolve_in_vault
 from vaultmem.vault.scan import scan_vault
-from vaultmem.vault.writes import edit_stm
 
-
-@dataclass(frozen=True)
-class MemoryNote:
-    path: str
-    note: Note
-    state: MemoryState
-
-
-StmValue = str | int | float | bool | None
-
-
-class Ledger(Protocol):
-    """Where a device keeps the use counts it credited itself (the usage journal)."""
-
-    def known(self, memory_id: str, device: str) -> int: ...
-    def note_credit(self, memory_id: str, device: str, count: int) -> None: ...
-
-
-def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue]:
-    """The stm_* lines to set (changed values) and remove (keys no longer present)."""
-    new_fields = state_to_fields(new)
-    old_fields = state_to_fields(old) if old is not None else {}
-    updates: dict[str, StmValue] = {
-        k: v for k, v in new_fields.items() if old_fields.get(k) != v
-    }
-    updates.update({k: None for k in STM_KEYS if k in old_fields and k not in new_fields})
-    return updates
+Change = Callable[[MemoryNote], MemoryState | None]  # None: leave the memory as it is
+Plan = Callable[[list[MemoryNote]], Sequence[Rewrite]]
+_UNLOADABLE = (NotFound, NoteError, InvalidInput, OSError)
 
 
 class MemoryStore:
     def __init__(
         self, root: Path, rules: IgnoreRules, catalog: Catalog, *, device: str = "",
         archive_folder: str = "", ledger: Ledger | None = None,
+        journal: UsageJournal | None = None,
     ) -> None:
         self.root = root
         self.rules = rules
         self.catalog = catalog
         self.device = device  # the uses this store records are credited to it (core.sync)
         self.archive_folder = archive_folder
-        self.ledger = ledger  # this device's own use counts per memory, durable
-        # one lock for every read-modify-write of memory state: no lost increments
-        self.lock = threading.RLock()
+        # the daemon's pending uses; its watcher also keeps the catalog current, so listings
+        # come from the catalog and parsed notes are kept per (mtime, size)
+        self.journal = journal
+        self._ledger = journal if journal is not None else ledger  # own use counts, durable
+        self._lock = threading.RLock()
+        self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
 
     # finding ------------------------------------------------------------------------------
 
@@ -81,7 +74,7 @@ class MemoryStore:
         paths = [p for p in self.catalog.paths_for_note_id(ref) if (self.root / p).is_file()]
         if paths:
             return self.canonical(paths)
-        if _looks_like_path(ref):
+        if looks_like_path(ref):
             path, _ = resolve_in_vault(self.root, ref)
             return path
         for memory in self.iter_memories():
@@ -94,14 +87,16 @@ class MemoryStore:
         while the original exists; see core.sync.canonical_order)."""
         return canonical_order(paths, self.archive_folder)[0]
 
+    # reading: the note's state, with the uses pending here laid over it --------------------
+
     def load(self, ref: str) -> MemoryNote:
         path = self.resolve(ref)
-        note = self._read(path)
-        if note.frontmatter_error:
-            raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
-        if not is_memory(note.fields):
-            raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
-        return MemoryNote(path, note, self._state(note))
+        memory = self._file(path) or self._parse(path)  # not a memory: _parse says why
+        return self._overlaid(memory, self._pending(memory.state.id))
+
+    def try_load(self, path: str) -> MemoryNote | None:
+        memory = self._file(path)
+        return None if memory is None else self._overlaid(memory, self._pending(memory.state.id))
 
     def iter_memories(self) -> Iterator[MemoryNote]:
         """Every memory in the vault once: of notes sharing an id (sync conflict copies) only
@@ -111,18 +106,35 @@ class MemoryStore:
             groups.setdefault(memory.state.id, []).append(memory)
         chosen = []
         for group in groups.values():
-            if len(group) == 1:
-                chosen.append(group[0])
-            else:
-                first = self.canonical([m.path for m in group])
-                chosen.append(next(m for m in group if m.path == first))
+            first = self.canonical([m.path for m in group]) if len(group) > 1 else group[0].path
+            chosen.append(next(m for m in group if m.path == first))
         yield from sorted(chosen, key=lambda m: m.path)
 
+    def iter_all_memories(self) -> Iterator[MemoryNote]:
+        """Every memory note in the vault, copies sharing an id included. In the daemon the
+        watcher keeps the catalog current: listed from it, with the pending states read in one
+        query up front (one per memory would queue behind every touch under load)."""
+        if self.journal is None:
+            yield from self._scan_memories()
+            return
+        pending = {entry.memory_id: entry for entry in self.journal.all()}
+        for path in self.catalog.all_memory_paths():
+            memory = self._file(path)
+            if memory is not None:
+                yield self._overlaid(memory, pending.get(memory.state.id))
+
     def duplicates(self) -> dict[str, list[MemoryNote]]:
-        """{memory id: its notes, canonical first} for every id more than one note carries."""
+        """{memory id: its notes as their files hold them, canonical first} for every id more
+        than one note carries (in the daemon from the catalog's paths per id, so `status`
+        reads only the notes that share an id)."""
         groups: dict[str, list[MemoryNote]] = {}
-        for memory in self.iter_all_memories():
-            groups.setdefault(memory.state.id, []).append(memory)
+        if self.journal is None:
+            for memory in self._scan_memories():
+                groups.setdefault(memory.state.id, []).append(memory)
+        else:
+            for memory_id, paths in self.catalog.duplicate_ids().items():
+                loaded = [m for m in map(self._file, paths) if m is not None]
+                groups[memory_id] = [m for m in loaded if m.state.id == memory_id]
         result = {}
         for memory_id, group in sorted(groups.items()):
             if len(group) > 1:
@@ -130,9 +142,146 @@ class MemoryStore:
                 result[memory_id] = sorted(group, key=lambda m: order.index(m.path))
         return result
 
-    def iter_all_memories(self) -> Iterator[MemoryNote]:
-        """Every memory note in the vault: catalogued ones plus notes changed since the last
-        sync, copies sharing an id included."""
+    # changing -----------------------------------------------------------------------------
+
+    def update(self, ref: str, change: Change) -> MemoryNote:
+        """Load the memory, apply `change` (a pure function of it; it may raise to refuse) and
+        record the new state, all under the store's lock. Returns the memory as recorded."""
+        return self.update_each([ref], change)[0]
+
+    def update_each(self, refs: Sequence[str], change: Change) -> list[MemoryNote]:
+        """`update` for several memories, all or nothing: every one is loaded and changed
+        before any is recorded."""
+        with self._lock:
+            changed = [(memory, change(memory)) for memory in map(self.load, refs)]
+            for memory, new in changed:
+                if new is not None:
+                    check_writable(memory)
+            return [memory if new is None else self._record(memory, new)
+                    for memory, new in changed]
+
+    def rewrite(self, paths: Sequence[str], plan: Plan, *, strict: bool = False
+                ) -> list[MemoryNote]:
+        """Write changes to notes now, under the store's lock. `plan` gets the memories at
+        `paths` as they are now (read afresh; the uses pending here laid over each memory's
+        canonical note, never over a copy; a path that holds no memory is left out, or raises
+        why when `strict`) and returns the writes to make, made in order, each guarded
+        (ConcurrentEdit when its note changed since it was read). `plan` runs under the lock:
+        it may create notes, it must not wait for another thread."""
+        with self._lock:
+            current, overlaid = self._current(paths, strict=strict)
+            return [self._write(change, settles=change.memory.path in overlaid)
+                    for change in plan(current)]
+
+    def move(self, path: str, folder: str) -> str | None:
+        """Move a memory's note into `folder` (where it stays when it is there already; a taken
+        name gets a number); None when no note is at `path` any more. Under the store's lock:
+        a flush never writes the note between its new name's creation and its old one's
+        removal."""
+        if PurePosixPath(path).parent == PurePosixPath(folder.strip("/")):
+            return path
+        with self._lock:
+            return move_note(self.root, path, folder)
+
+    def flush(self) -> FlushReport:
+        """Write every pending state into its note (guarded); failures stay pending."""
+        report = FlushReport(written=[], retry=[])
+        for pending in self.journal.all() if self.journal is not None else ():
+            try:
+                path = self._flush_one(pending)
+            except (NoteError, NotFound, OSError) as exc:  # ConcurrentEdit is a NoteError
+                message = exc.message if isinstance(exc, VaultmemError) else str(exc)
+                report.retry.append((pending.path, message))
+                continue
+            if path is not None:
+                report.written.append(path)
+        return report
+
+    # recording ----------------------------------------------------------------------------
+
+    def _record(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
+        new = self._credited(memory.state, new)
+        own = own_count(new, self.device) if self.device else 0
+        if self.journal is not None:
+            credit = (self.device, own) if self.device else None
+            self.journal.put(new.id, memory.path, state_to_fields(new), credit)
+            return replace(memory, state=new)
+        written = self._write(Rewrite(memory, new), settles=False)
+        if self._ledger is not None and self.device:
+            self._ledger.note_credit(new.id, self.device, own)
+        return written
+
+    def _credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
+        """`new` with the uses it adds to `old` credited to this device, continuing from the
+        highest count this device ever gave itself for the memory (core.sync.credit_uses)."""
+        known = (self._ledger.known(old.id, self.device)
+                 if self._ledger is not None and self.device else 0)
+        return credit_uses(old, new, self.device, known)
+
+    def _write(self, change: Rewrite, *, settles: bool) -> MemoryNote:
+        """One guarded write; `settles`: the memory's pending uses are in the state written."""
+        memory = change.memory
+        written = self._edit(change)
+        if settles and self.journal is not None and change.state.id == memory.state.id:
+            self.journal.clear(memory.state.id)
+        note, text = written if written is not None else (memory.note, memory.text)
+        return MemoryNote(memory.path, note, self._state(note), text)
+
+    def _edit(self, change: Rewrite) -> tuple[Note, str] | None:
+        memory = change.memory
+        check_writable(memory)
+        updates = stm_updates(self._state(memory.note), change.state)  # from the file's own
+        edit = NoteEdit(updates, change.related, change.copy_links, change.section)
+        return edit_memory_note(self.root, memory.path, memory.text, memory.note.file_hash, edit)
+
+    def _flush_one(self, pending: Pending) -> str | None:
+        assert self.journal is not None
+        with self._lock:
+            memory = self._holder(pending)
+            if memory is None:
+                self.journal.clear(pending.memory_id, pending.version)  # memory gone
+                return None
+            new = rebase(state_from_fields(pending.fields, tags=memory.note.tags), memory.state)
+            written = self._edit(Rewrite(memory, new))
+            self.journal.clear(pending.memory_id, pending.version)
+            return memory.path if written is not None else None
+
+    def _holder(self, pending: Pending) -> MemoryNote | None:
+        """The memory as its file holds it, found at its recorded path or by id; None only
+        when no note in the vault has its id (the catalog may still show a renamed note at its
+        old path, and dropping the pending state then would lose recorded uses)."""
+        memory = self._fresh(pending.path)
+        if memory is None or memory.state.id != pending.memory_id:
+            try:
+                memory = self._fresh(self.resolve(pending.memory_id))
+            except NotFound:
+                memory = None
+        if memory is not None and memory.state.id == pending.memory_id:
+            return memory
+        found = [m.path for m in self._scan_memories() if m.state.id == pending.memory_id]
+        return self._fresh(self.canonical(found)) if found else None
+
+    # plumbing -----------------------------------------------------------------------------
+
+    def _current(self, paths: Sequence[str], *, strict: bool
+                 ) -> tuple[list[MemoryNote], set[str]]:
+        found = []
+        for path in paths:
+            try:
+                found.append(self._parse(path))
+            except _UNLOADABLE:
+                if strict:
+                    raise
+        by_id: dict[str, list[str]] = {}
+        for memory in found:
+            by_id.setdefault(memory.state.id, []).append(memory.path)
+        firsts = {self.canonical(group) for group in by_id.values()}
+        return ([self._overlaid(m, self._pending(m.state.id)) if m.path in firsts else m
+                 for m in found], firsts)
+
+    def _scan_memories(self) -> Iterator[MemoryNote]:
+        """Every memory note as its file holds it: catalogued ones plus notes changed since the
+        last sync, found by scanning the vault."""
         records = self.catalog.records()
         scan = scan_vault(self.root, self.rules)
         for path, st in sorted(scan.files.items()):
@@ -140,62 +289,44 @@ class MemoryStore:
             unchanged = rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size)
             if unchanged and rec is not None and not rec.note_id:
                 continue  # a regular note that has not changed
-            memory = self.try_load(path)
+            memory = self._fresh(path)
             if memory is not None:
                 yield memory
 
-    def try_load(self, path: str) -> MemoryNote | None:
+    def _file(self, path: str) -> MemoryNote | None:
+        """The memory as its file holds it, or None when the path holds no memory. In the
+        daemon a note is parsed once per (mtime, size)."""
+        if self.journal is None:
+            return self._fresh(path)
         try:
-            note = self._read(path)
-        except (NoteError, NotFound, OSError):  # NotFound: deleted since it was listed
+            st = (self.root / path).stat()
+        except OSError:
+            self._cache.pop(path, None)
             return None
-        if note.frontmatter_error or not is_memory(note.fields):
-            return None
+        key = (st.st_mtime_ns, st.st_size)
+        hit = self._cache.get(path)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        memory = self._fresh(path)
+        self._cache[path] = (key, memory)
+        return memory
+
+    def _fresh(self, path: str) -> MemoryNote | None:
         try:
-            return MemoryNote(path, note, self._state(note))
-        except InvalidInput:
+            return self._parse(path)
+        except _UNLOADABLE:
             return None
 
-    # writing ------------------------------------------------------------------------------
-
-    def write_state(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
-        """Record a new state. Here: written to the note at once (the daemon journals it)."""
-        check_writable(memory)
-        with self.lock:
-            new = self.credited(memory.state, new)
-            written = self.write_state_now(memory, new)
-            if self.ledger is not None and self.device:
-                self.ledger.note_credit(new.id, self.device, own_count(new, self.device))
-            return written
-
-    def credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
-        """`new` with the uses it adds to `old` credited to this device, continuing from the
-        highest count this device ever gave itself for the memory (core.sync.credit_uses)."""
-        known = (self.ledger.known(old.id, self.device)
-                 if self.ledger is not None and self.device else 0)
-        return credit_uses(old, new, self.device, known)
-
-    def write_state_now(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
-        """Write changed stm_* keys now, guarded against a concurrent edit of the note."""
-        updates = self.file_updates(memory, new)
-        if updates:
-            edit_stm(self.root / memory.path, updates, expected_hash=memory.note.file_hash)
-        return self.load(memory.path)
-
-    def written(self, memory_id: str) -> None:
-        """The note now holds this memory's latest state (nothing pending here)."""
-
-    def file_updates(self, memory: MemoryNote, new: MemoryState) -> dict[str, StmValue]:
-        """The stm_* edits that take the note's file (not any pending overlay) to `new`."""
-        return stm_updates(self._state(memory.note), new)
-
-    # plumbing -----------------------------------------------------------------------------
-
-    def _read(self, path: str) -> Note:
+    def _parse(self, path: str) -> MemoryNote:
         try:
-            return read_note(self.root, path)
+            note, text = read_note_text(self.root, path)
         except FileNotFoundError as exc:
             raise NotFound(f"note {path!r} does not exist") from exc
+        if note.frontmatter_error:
+            raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
+        if not is_memory(note.fields):
+            raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
+        return MemoryNote(path, note, self._state(note), text)
 
     def _state(self, note: Note) -> MemoryState:
         try:
@@ -203,17 +334,12 @@ class MemoryStore:
         except ValueError as exc:
             raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
 
+    def _pending(self, memory_id: str) -> Pending | None:
+        return self.journal.get(memory_id) if self.journal is not None else None
 
-def writable(memory: MemoryNote) -> bool:
-    """False for a note vaultmem never writes (its bytes are not valid UTF-8)."""
-    return INVALID_UTF8 not in memory.note.warnings
-
-
-def check_writable(memory: MemoryNote) -> None:
-    """Refuse a state change that could never reach the note's file (before recording it)."""
-    if not writable(memory):
-        raise NoteError(f"{memory.path} is not valid UTF-8; vaultmem never writes it")
-
-
-def _looks_like_path(ref: str) -> bool:
-    return "/" in ref or "\\" in ref or ref.lower().endswith(".md")
+    def _overlaid(self, memory: MemoryNote, pending: Pending | None) -> MemoryNote:
+        if pending is None:
+            return memory
+        # another device's uses may have reached the note through sync since: keep both
+        state = rebase(state_from_fields(pending.fields, tags=memory.note.tags), memory.state)
+        return replace(memory, state=state)

@@ -20,12 +20,11 @@ from datetime import datetime
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.engine.engine import Engine
-from vaultmem.engine.memory_store import MemoryNote, MemoryStore, writable
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
+from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
-from vaultmem.vault.conflicts import add_copy_links, git_conflicted
-from vaultmem.vault.frontmatter import splice_stm
-from vaultmem.vault.writes import guarded_write
+from vaultmem.vault.conflicts import git_conflicted
 
 UNPARSED = "frontmatter does not parse"
 
@@ -94,58 +93,42 @@ class Reconciler:
     def _apply(self, planned: CopyPlan) -> JSON | None:
         """Merge one id's copies; None when its notes changed so that nothing is left to do
         (a later run sees them again)."""
-        with self.store.lock:
-            current = self._reload(planned)
-            plan = self._plan(current) if len(current) > 1 else None
+        applied: list[tuple[CopyPlan, list[MemoryNote]]] = []
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            # the notes as they are now (the plan may be minutes old): the canonical one with
+            # the uses still pending here, the copies as their files hold them (so every
+            # device archives a copy with the same bytes)
+            found = [m for m in current if m.state.id == planned.memory_id]
+            plan = self._plan(found) if len(found) > 1 else None
             if plan is None:
-                return None
-            by_path = {m.path: m for m in current}
+                return []
+            by_path = {m.path: m for m in found}
             canonical = by_path[plan.canonical]
             copies = [by_path[p] for p in plan.copies if writable(by_path[p])]
             if not writable(canonical) or not copies:
-                return None
-            try:
-                self._write_canonical(canonical, plan, copies)
-                for copy in copies:
-                    self.store.write_state_now(copy, _archived_copy(copy, plan.memory_id))
-            except (ConcurrentEdit, NoteError, NotFound, OSError):
-                return None  # changed while we worked: the next run merges it
+                return []
+            applied.append((plan, copies))
+            links = [f"[[{_stem(c.path)}]]" for c in copies if c.path in plan.body_differs]
+            merged = replace(plan.merged, tags=canonical.state.tags)
+            return [Rewrite(canonical, merged, copy_links=links),
+                    *(Rewrite(c, _archived_copy(c, plan.memory_id)) for c in copies)]
+
+        try:
+            self.store.rewrite([planned.canonical, *planned.copies], plan)
+        except (ConcurrentEdit, NoteError, NotFound, OSError):
+            return None  # changed while we worked: the next run merges it
+        if not applied:
+            return None
+        plan_, copies = applied[0]
         moves = []
         for copy in copies:
             target = self._move_to_archive(copy.path)
             moves.append({"from": copy.path, "to": target or copy.path})
-        self.engine.sync_paths([plan.canonical, *(m["to"] for m in moves)])
-        return {"id": plan.memory_id, "canonical": plan.canonical,
-                "use_count": plan.merged.use_count, "archived": moves,
-                "linked": [c.path for c in copies if c.path in plan.body_differs]}
-
-    def _reload(self, planned: CopyPlan) -> list[MemoryNote]:
-        """The notes of this id as they are now (the plan may be minutes old): the canonical
-        one with the uses still pending here, the copies as their files hold them (so every
-        device archives a copy with the same bytes)."""
-        paths = [planned.canonical, *planned.copies]
-        loaded = (MemoryStore.try_load(self.store, path) for path in paths)
-        found = [m for m in loaded if m is not None and m.state.id == planned.memory_id]
-        if len(found) < 2:
-            return found
-        first = self.store.canonical([m.path for m in found])
-        canonical = self.store.try_load(first)
-        return [canonical if m.path == first and canonical is not None else m for m in found]
-
-    def _write_canonical(
-        self, canonical: MemoryNote, plan: CopyPlan, copies: list[MemoryNote]
-    ) -> None:
-        """The merged state and links to the copies whose text differs, in one guarded write."""
-        full = self.engine.root / canonical.path
-        text = full.read_bytes().decode("utf-8")
-        new = replace(plan.merged, tags=canonical.state.tags)
-        updated = splice_stm(text, self.store.file_updates(canonical, new))
-        links = [f"[[{_stem(c.path)}]]" for c in copies if c.path in plan.body_differs]
-        if links:
-            updated = add_copy_links(updated, links)
-        if updated != text:
-            guarded_write(full, updated.encode("utf-8"), canonical.note.file_hash)
-        self.store.written(plan.memory_id)
+        self.engine.sync_paths([plan_.canonical, *(m["to"] for m in moves)])
+        return {"id": plan_.memory_id, "canonical": plan_.canonical,
+                "use_count": plan_.merged.use_count, "archived": moves,
+                "linked": [c.path for c in copies if c.path in plan_.body_differs]}
 
 
 def _archived_copy(copy: MemoryNote, memory_id: str) -> MemoryState:

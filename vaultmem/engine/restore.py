@@ -21,7 +21,7 @@ from datetime import datetime
 
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
 from vaultmem.engine.lifecycle import Lifecycle, _inside
-from vaultmem.engine.memory_store import MemoryNote, MemoryStore, check_writable, writable
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, writable
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 
@@ -41,15 +41,19 @@ class Restorer:
         """Bring an archived memory back into the memory folder as an active memory."""
         memories = self.engine.memories
         archive = self.params.archive_folder
-        with memories.lock:
-            memory = memories.load(ref)
-            in_archive = _inside(memory.path, archive)
-            if memory.state.status != ARCHIVED and not in_archive:
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            memory = current[0]
+            if memory.state.status != ARCHIVED and not _inside(memory.path, archive):
                 raise InvalidInput(f"{memory.path} is {memory.state.status}, not archived: "
                                    "there is nothing to restore")
             check_writable(memory)
-            if memory.state.status == ARCHIVED:
-                memory = memories.write_state_now(memory, restored_state(memory.state, now))
+            archived = memory.state.status == ARCHIVED
+            return [Rewrite(memory, restored_state(memory.state, now) if archived
+                            else memory.state)]
+
+        [memory] = memories.rewrite([memories.resolve(ref)], plan, strict=True)
+        in_archive = _inside(memory.path, archive)
         target = memory.path
         if in_archive:
             moved = self.lifecycle._move(memory.path, self.params.memory_folder)
@@ -74,28 +78,27 @@ class Restorer:
         was_in, now_in = _inside(old, archive), _inside(new, archive)
         if was_in == now_in:
             return None
-        memories = self.engine.memories
-        with memories.lock:
-            memory = memories.try_load(new)
+        settled: list[MemoryState] = []
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            memory = current[0] if current else None
             if memory is None or not writable(memory):
-                return None
+                return []
             if was_in and memory.state.status == ARCHIVED:
-                new_state = restored_state(memory.state, now)
+                settled.append(restored_state(memory.state, now))
             elif now_in and memory.state.status == ACTIVE:
-                new_state = replace(memory.state, status=ARCHIVED)
+                settled.append(replace(memory.state, status=ARCHIVED))
             else:
-                return None
-            if not _write(memories, memory, new_state):
-                return None
+                return []
+            return [Rewrite(memory, settled[0])]
+
+        try:
+            written = self.engine.memories.rewrite([new], plan)
+        except (ConcurrentEdit, NoteError):
+            # the user edited the note meanwhile: it is left as it is (`vaultmem restore` or
+            # another move settles it)
+            return None
+        if not written:
+            return None
         self.engine.sync_paths([new])
-        return {"id": memory.state.id, "path": new, "status": new_state.status}
-
-
-def _write(memories: MemoryStore, memory: MemoryNote, new: MemoryState) -> bool:
-    """The guarded write; False when the user edited the note meanwhile (it is then left as
-    it is: `vaultmem restore` or another move settles it)."""
-    try:
-        memories.write_state_now(memory, new)
-    except (ConcurrentEdit, NoteError):
-        return False
-    return True
+        return {"id": written[0].state.id, "path": new, "status": settled[0].status}

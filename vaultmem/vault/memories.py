@@ -1,23 +1,33 @@
-"""Memory notes: file names, creation, wikilinks and the "Related" section."""
+"""Memory notes: file names, creation, moves, wikilinks and the "Related" section.
+
+One file-name scheme for every memory note vaultmem names: `YYYY-MM-DD <slug>.md` (SPEC,
+"vault conventions"); a taken name gets `-2`, `-3`, … (`numbered_names`), whether the note is
+created (save, merge) or moved (archive, promote, restore). Nothing is ever overwritten.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path, PurePosixPath
 
+from vaultmem.core.intake import normalise_tags
 from vaultmem.errors import FrontmatterError, NoteError
-from vaultmem.vault.frontmatter import load_yaml, parse, render_scalar
+from vaultmem.vault.conflicts import add_copy_links
+from vaultmem.vault.frontmatter import Scalar, load_yaml, parse, render_scalar, splice_stm
+from vaultmem.vault.notes import Note, parse_note
 from vaultmem.vault.paths import resolve_folder
-from vaultmem.vault.writes import create_new
+from vaultmem.vault.writes import create_new, guarded_write, move_file
 
 RELATED_START = "<!-- vaultmem:related -->"
 RELATED_END = "<!-- /vaultmem:related -->"
 MAX_COLLISIONS = 1000
 # File systems cap names at 255 bytes; leave room for the date, a collision suffix and ".md".
 _MAX_SLUG_BYTES = 200
+SLUG_MAX = 60
 _FORBIDDEN = re.compile(r'[*"\\/<>:|?#^\[\]\x00-\x1f\x7f]')
 _WIKILINK_UNSAFE = set("[]|#^")
 
@@ -39,12 +49,43 @@ def _truncate(slug: str, max_len: int) -> str:
     return slug
 
 
+def file_slug(title: str, *, max_len: int = SLUG_MAX) -> str:
+    """A real slug for a file name: lower case, words joined by hyphens, accents dropped,
+    cut at a word; passed through `slugify` so it is always a safe, non-empty name."""
+    text = unicodedata.normalize("NFKD", title.replace("'", "").replace("\u2019", ""))
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    text = unicodedata.normalize("NFC", text).casefold()
+    slug = ""
+    for word in re.findall(r"[^\W_]+", text):
+        longer = f"{slug}-{word}" if slug else word[:max_len]
+        if len(longer) > max_len:
+            break
+        slug = longer
+    return slugify(slug, max_len=max_len)
+
+
 def memory_filename(day: date, title: str) -> str:
-    return f"{day.isoformat()} {slugify(title)}.md"
+    return f"{day.isoformat()} {file_slug(title)}.md"
 
 
-def _with_suffix(filename: str, number: int) -> str:
-    return filename if number == 1 else f"{filename.removesuffix('.md')} {number}.md"
+def numbered_names(filename: str) -> Iterator[str]:
+    """`filename`, then `<stem>-2.md`, `<stem>-3.md`, … (MAX_COLLISIONS names in all)."""
+    stem = filename.removesuffix(".md")
+    yield filename
+    for number in range(2, MAX_COLLISIONS + 1):
+        yield f"{stem}-{number}.md"
+
+
+def place(folder: Path, filename: str, put: Callable[[Path], None]) -> str:
+    """Put a file into `folder` under the first free name of `numbered_names(filename)`; `put`
+    must raise FileExistsError when its target exists (never overwrite). Returns the name."""
+    for name in numbered_names(filename):
+        try:
+            put(folder / name)
+        except FileExistsError:
+            continue
+        return name
+    raise NoteError(f"{MAX_COLLISIONS} notes named like {filename!r} exist in {folder}")
 
 
 def render_memory_note(
@@ -61,7 +102,7 @@ def render_memory_note(
     for key in stm_fields:
         if not key.startswith("stm_"):
             raise ValueError(f"memory fields must be stm_* keys, not {key!r}")
-    clean_tags = [t.strip().lstrip("#") for t in tags if t.strip().lstrip("#")]
+    clean_tags = normalise_tags(tags)
     lines = ["---"]
     if clean_tags:
         lines.append("tags:")
@@ -97,21 +138,36 @@ def create_memory_note(
     stm_fields: Mapping[str, str | int | float | bool],
     tags: Sequence[str] = (),
     newline: str = "\n",
-) -> str:
-    """Write a new memory note in `folder`; returns its vault-relative path. Never overwrites."""
+) -> tuple[str, str]:
+    """Write a new memory note in `folder` as `YYYY-MM-DD <slug>.md` (the title stays human
+    inside it); never overwrites. Returns its vault-relative path and its text."""
     text = render_memory_note(
         title=title, body=body, stm_fields=stm_fields, tags=tags, newline=newline
     )
+    data = text.encode("utf-8")
     folder_rel, folder_abs = resolve_folder(root, folder)
-    filename = memory_filename(day, title)
-    for number in range(1, MAX_COLLISIONS + 1):
-        name = _with_suffix(filename, number)
-        try:
-            create_new(folder_abs / name, text.encode("utf-8"))
-        except FileExistsError:
-            continue
-        return f"{folder_rel}/{name}" if folder_rel else name
-    raise NoteError(f"{MAX_COLLISIONS} notes named like {filename!r} exist in {folder_rel}")
+    name = place(folder_abs, memory_filename(day, title), lambda target: create_new(target, data))
+    return (f"{folder_rel}/{name}" if folder_rel else name), text
+
+
+def move_note(root: Path, path: str, folder: str) -> str | None:
+    """Move the note at `path` into `folder` under its own name (numbered when taken); returns
+    its new vault-relative path, or None when no note is at `path` any more."""
+    folder_rel, folder_abs = resolve_folder(root, folder)
+    source = root / path
+    tried: list[Path] = []
+
+    def put(target: Path) -> None:
+        tried.append(target)
+        move_file(source, target)
+
+    try:
+        name = place(folder_abs, PurePosixPath(path).name, put)
+    except FileNotFoundError:
+        if not tried[-1].exists():
+            return None
+        name = tried[-1].name  # linked in place; the old name was removed meanwhile
+    return f"{folder_rel}/{name}" if folder_rel else name
 
 
 def _note_name(path: str) -> str:
@@ -187,3 +243,36 @@ def _render_section(links: Sequence[str], heading: str, newline: str) -> str:
     ]
     lines = [RELATED_START, f"## {heading}", "", *(f"- {item}" for item in items), RELATED_END]
     return newline.join(lines) + newline
+
+
+@dataclass(frozen=True)
+class NoteEdit:
+    """What vaultmem changes in a memory note: its stm_* keys (None removes one), and when
+    given its Related section, its conflicting-copies section and one appended section (added
+    only when its first line, a vaultmem marker, is not in the note yet)."""
+
+    stm: Mapping[str, Scalar]
+    related: Sequence[str] | None = None
+    copy_links: Sequence[str] = ()
+    section: str = ""
+
+
+def edit_memory_note(
+    root: Path, path: str, text: str, file_hash: str, edit: NoteEdit
+) -> tuple[Note, str] | None:
+    """Apply `edit` to the note's `text` (as read, hashing to `file_hash`) and write the result
+    in one guarded write: ConcurrentEdit when the file changed since it was read. Returns the
+    note as written and its text (nothing is read back), or None when nothing changes."""
+    new_text = splice_stm(text, edit.stm)
+    if edit.related is not None:
+        new_text = set_related_section(new_text, edit.related)
+    if edit.copy_links:
+        new_text = add_copy_links(new_text, edit.copy_links)
+    marker = edit.section.partition("\n")[0].strip()
+    if edit.section and marker not in new_text:
+        new_text = f"{new_text.rstrip()}\n\n{edit.section.strip()}\n"
+    if new_text == text:
+        return None
+    data = new_text.encode("utf-8")
+    guarded_write(root / path, data, file_hash)
+    return parse_note(path, data), new_text

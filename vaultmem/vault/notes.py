@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from vaultmem.core.intake import tag_key
 from vaultmem.errors import FrontmatterError, NoteError
 from vaultmem.vault.frontmatter import BOM, locate, parse
 from vaultmem.vault.paths import resolve_in_vault
@@ -76,6 +77,14 @@ def read_note(root: Path, path: str) -> Note:
     rel, absolute = resolve_in_vault(root, path)
     raw, info = _read_regular(absolute, rel)
     return parse_note(rel, raw, mtime_ns=info.st_mtime_ns)
+
+
+def read_note_text(root: Path, path: str) -> tuple[Note, str]:
+    """`read_note`, with the file's text as read: what a guarded edit of the note splices into
+    (so the edit does not read the note again)."""
+    rel, absolute = resolve_in_vault(root, path)
+    raw, info = _read_regular(absolute, rel)
+    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns), raw.decode("utf-8", errors="replace")
 
 
 def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
@@ -225,8 +234,8 @@ def _dedupe_casefold(tags: list[str]) -> tuple[str, ...]:
     seen: set[str] = set()
     result: list[str] = []
     for tag in tags:
-        if tag.casefold() not in seen:
-            seen.add(tag.casefold())
+        if tag_key(tag) not in seen:
+            seen.add(tag_key(tag))
             result.append(tag)
     return tuple(result)
 

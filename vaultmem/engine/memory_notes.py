@@ -1,0 +1,66 @@
+"""A memory as the store hands it out, and the small rules about writing one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from vaultmem.core.memory import STM_KEYS, MemoryState, state_to_fields
+from vaultmem.errors import NoteError
+from vaultmem.vault.notes import INVALID_UTF8, Note
+
+StmValue = str | int | float | bool | None
+
+
+@dataclass(frozen=True)
+class MemoryNote:
+    path: str
+    note: Note
+    state: MemoryState
+    text: str  # the file's text as read: what a write of this memory splices into
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A write `MemoryStore.rewrite` makes now: the memory as it was read, its new state, and
+    the sections vaultmem keeps in a memory note (see `vault.memories.NoteEdit`)."""
+
+    memory: MemoryNote
+    state: MemoryState
+    related: Sequence[str] | None = None
+    copy_links: Sequence[str] = ()
+    section: str = ""
+
+
+class Ledger(Protocol):
+    """Where a device keeps the use counts it credited itself (the usage journal)."""
+
+    def known(self, memory_id: str, device: str) -> int: ...
+    def note_credit(self, memory_id: str, device: str, count: int) -> None: ...
+
+
+def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue]:
+    """The stm_* lines to set (changed values) and remove (keys no longer present)."""
+    new_fields = state_to_fields(new)
+    old_fields = state_to_fields(old) if old is not None else {}
+    updates: dict[str, StmValue] = {
+        k: v for k, v in new_fields.items() if old_fields.get(k) != v
+    }
+    updates.update({k: None for k in STM_KEYS if k in old_fields and k not in new_fields})
+    return updates
+
+
+def writable(memory: MemoryNote) -> bool:
+    """False for a note vaultmem never writes (its bytes are not valid UTF-8)."""
+    return INVALID_UTF8 not in memory.note.warnings
+
+
+def check_writable(memory: MemoryNote) -> None:
+    """Refuse a state change that could never reach the note's file (before recording it)."""
+    if not writable(memory):
+        raise NoteError(f"{memory.path} is not valid UTF-8; vaultmem never writes it")
+
+
+def looks_like_path(ref: str) -> bool:
+    return "/" in ref or "\\" in ref or ref.lower().endswith(".md")

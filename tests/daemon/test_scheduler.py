@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from vaultmem.daemon.scheduler import AfterQuiet, Job, Scheduler
+from vaultmem.daemon.debounce import AfterQuiet
+from vaultmem.daemon.scheduler import Job, Scheduler
 
 WAIT = 10.0
 
@@ -324,8 +325,10 @@ def test_after_quiet_stop_cancels_a_pending_call_and_survives_errors(
     quiet.poke()
     wait_until(lambda: calls.count == 2)  # the error did not end the thread
     assert "optimise failed" in caplog.text
-    quiet.delay_s = 5.0
-    quiet.poke()
     quiet.stop()
-    assert not quiet._thread.is_alive()
+    slow = AfterQuiet(5.0, boom, name="test-quiet-slow")
+    slow.start()
+    slow.poke()
+    slow.stop()
+    assert not quiet._thread.is_alive() and not slow._thread.is_alive()
     assert calls.count == 2

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from vaultmem import __version__
 from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.server import ApiServer
+from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
-from vaultmem.daemon.scheduler import AfterQuiet, Job, Scheduler
+from vaultmem.daemon.scheduler import Job, Scheduler
 from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.engine.indexer import SyncReport
 from vaultmem.engine.journal import FlushReport, UsageJournal

@@ -17,7 +17,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -63,7 +63,6 @@ class Job:
 @dataclass
 class _JobState:
     job: Job
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one run at a time
     last_run: datetime | None = None
     last_result: str | None = None
     last_duration_s: float | None = None
@@ -80,6 +79,7 @@ class Scheduler:
         max_pause_s: float = math.inf,
     ) -> None:
         self._states: dict[str, _JobState] = {}
+        self._running: dict[str, threading.Lock] = {}  # per job: one run at a time
         for job in jobs:
             if job.name in self._states:
                 raise ValueError(f"two jobs are named {job.name!r}")
@@ -88,6 +88,7 @@ class Scheduler:
             if job.first_delay_s is not None and job.first_delay_s < 0:
                 raise ValueError(f"job {job.name!r}: first_delay_s must not be negative")
             self._states[job.name] = _JobState(job)
+            self._running[job.name] = threading.Lock()
         if not max_pause_s > 0:
             raise ValueError("max_pause_s must be positive")
         self._paused = paused
@@ -137,7 +138,7 @@ class Scheduler:
         job returns and re-raises what it raises (both are recorded in `status()`).
         """
         state = self._state(name)
-        with state.lock:
+        with self._running[name]:
             started, t0 = datetime.now(UTC), time.perf_counter()
             try:
                 result = state.job.run()
@@ -149,7 +150,7 @@ class Scheduler:
 
     def _scheduled_run(self, name: str) -> None:
         state = self._states[name]
-        with state.lock:
+        with self._running[name]:
             started, t0 = datetime.now(UTC), time.perf_counter()
             try:
                 if self._defer(state):
@@ -230,49 +231,3 @@ def _error(exc: Exception) -> str:
 
 def _iso(when: datetime | None) -> str | None:
     return None if when is None else when.astimezone(UTC).isoformat()
-
-
-class AfterQuiet:
-    """Calls `action` once, `delay_s` after the last `poke()`: a burst of pokes makes one call
-    when it ends. One thread; `stop()` cancels a call not yet made."""
-
-    def __init__(self, delay_s: float, action: Callable[[], object], *, name: str) -> None:
-        self.delay_s = delay_s
-        self._action = action
-        self._cond = threading.Condition()
-        self._due: float | None = None
-        self._stopped = False
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def poke(self) -> None:
-        with self._cond:
-            self._due = time.monotonic() + self.delay_s
-            self._cond.notify()
-
-    def stop(self, timeout: float = 60.0) -> None:
-        with self._cond:
-            self._stopped = True
-            self._cond.notify()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-
-    def _run(self) -> None:
-        while self._wait_until_due():
-            try:
-                self._action()
-            except Exception:
-                log.exception("%s failed", self._thread.name)
-
-    def _wait_until_due(self) -> bool:
-        """Sleep until a poke's delay has passed with no newer poke; False once stopped."""
-        with self._cond:
-            while not self._stopped:
-                if self._due is not None and time.monotonic() >= self._due:
-                    self._due = None
-                    return True
-                wait = None if self._due is None else self._due - time.monotonic()
-                self._cond.wait(wait)
-            return False

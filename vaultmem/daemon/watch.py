@@ -3,9 +3,9 @@
 One watchdog observer watches the vault root recursively. Its events become vault-relative
 POSIX paths of notes (`*.md`, any case) that the ignore rules let through; a worker thread
 collects them and calls `on_batch` once the vault has been quiet for `debounce_s`, or once
-`max_wait_s` has passed since the oldest queued path (so a continuous stream still makes
-progress), in chunks of at most `max_batch` paths. The consumer re-stats every path it gets:
-a delivered path may have been created, changed, deleted or moved away.
+`max_wait_s` has passed since the oldest queued path (a `debounce.Burst`), in chunks of at
+most `max_batch` paths. The consumer re-stats every path it gets: a delivered path may have
+been created, changed, deleted or moved away.
 
 When the watcher cannot know which notes changed (a folder was deleted or moved out of the
 vault, the kernel dropped events, the vault root itself went away) it calls `on_rescan`
@@ -39,6 +39,7 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
+from vaultmem.daemon.debounce import Burst, wait_due
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.writes import is_temp_name
 
@@ -83,8 +84,6 @@ class VaultWatcher:
         max_batch: int = 500,
         max_wait_s: float = 2.0,
     ) -> None:
-        if debounce_s < 0 or max_wait_s < 0:
-            raise ValueError("debounce_s and max_wait_s must not be negative")
         if max_batch < 1:
             raise ValueError("max_batch must be at least 1")
         self.root = Path(os.path.abspath(root))
@@ -92,16 +91,13 @@ class VaultWatcher:
         self._rules = rules
         self._on_batch = on_batch
         self._on_rescan = on_rescan
-        self._debounce_s = debounce_s
+        self._burst = Burst(debounce_s, max_wait_s)  # raises ValueError when negative
         self._max_batch = max_batch
-        self._max_wait_s = max_wait_s
         self._cond = threading.Condition()
         self._queue: dict[str, None] = {}  # insertion-ordered set of pending paths
-        self._first_at: float | None = None  # when the oldest pending item was queued
         self._rescan_wanted = False
         self._delivering = False
         self._stopping = False
-        self.last_event_at: float | None = None
         self._observer: BaseObserver | None = None
         self._worker: threading.Thread | None = None
         self._overflow_hook = _OverflowHook(self._request_rescan)
@@ -159,6 +155,12 @@ class VaultWatcher:
 
     # state --------------------------------------------------------------------------------
 
+    @property
+    def last_event_at(self) -> float | None:
+        """When (monotonic) the latest change below the root was seen."""
+        with self._cond:
+            return self._burst.last_at
+
     def pending(self) -> int:
         """How many paths are queued and not yet handed to `on_batch`."""
         with self._cond:
@@ -169,7 +171,7 @@ class VaultWatcher:
         with self._cond:
             if self._queue or self._rescan_wanted or self._delivering:
                 return True
-            last = self.last_event_at
+            last = self._burst.last_at
         return last is not None and time.monotonic() - last < quiet_s
 
     # events (observer thread) -------------------------------------------------------------
@@ -238,20 +240,14 @@ class VaultWatcher:
     def _queue_paths(self, paths: set[str]) -> None:
         if not paths:
             return
-        now = time.monotonic()
         with self._cond:
-            self.last_event_at = now
-            if self._first_at is None:
-                self._first_at = now
+            self._burst.add()
             self._queue.update(dict.fromkeys(paths))
             self._cond.notify_all()
 
     def _request_rescan(self) -> None:
-        now = time.monotonic()
         with self._cond:
-            self.last_event_at = now
-            if self._first_at is None:
-                self._first_at = now
+            self._burst.add()
             self._rescan_wanted = True
             self._cond.notify_all()
 
@@ -272,25 +268,16 @@ class VaultWatcher:
 
     def _next_work(self) -> set[str] | None:
         """Wait (holding the condition) until something is due; None once stopping."""
-        while not self._stopping:
-            if self._first_at is None:
-                self._cond.wait()
-                continue
-            assert self.last_event_at is not None
-            due = min(self.last_event_at + self._debounce_s, self._first_at + self._max_wait_s)
-            remaining = due - time.monotonic()
-            if remaining > 0:
-                self._cond.wait(remaining)
-                continue
-            return self._take_due()
-        return None
+        if not wait_due(self._cond, self._burst, lambda: self._stopping):
+            return None
+        return self._take_due()
 
     def _take_due(self) -> set[str]:
         """The next chunk to deliver; an empty set stands for a rescan."""
         if self._rescan_wanted and self._on_rescan is not None:
             self._rescan_wanted = False
             self._queue.clear()  # a full sync covers them
-            self._first_at = None
+            self._burst.end()
             return set()
         if self._rescan_wanted:
             log.warning("changes below %s may have been missed (no rescan handler)", self.root)
@@ -299,7 +286,7 @@ class VaultWatcher:
         for path in chunk:
             del self._queue[path]
         if not self._queue:
-            self._first_at = None
+            self._burst.end()
         return set(chunk)
 
     def _deliver(self, work: set[str]) -> None:

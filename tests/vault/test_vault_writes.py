@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from vaultmem.errors import ConcurrentEdit, FrontmatterError, NoteError
-from vaultmem.vault import writes
+from vaultmem.errors import ConcurrentEdit, FrontmatterError
+from vaultmem.vault import memories
+from vaultmem.vault.memories import NoteEdit, edit_memory_note
 from vaultmem.vault.writes import (
     TEMP_PREFIX,
     atomic_write,
     create_new,
-    edit_stm,
     guarded_write,
     move_file,
     sha256_bytes,
@@ -67,7 +67,7 @@ class TestAtomicWrite:
     ) -> None:
         _inject_failure(monkeypatch, "replace")
         with pytest.raises(OSError):
-            edit_stm(note, {"stm_use_count": 2})
+            _edit(note, {"stm_use_count": 2})
         assert note.read_bytes() == ORIGINAL
         assert _temp_files(note.parent) == []
 
@@ -122,9 +122,17 @@ class TestGuardedWrite:
         assert not note.exists()
 
 
+def _edit(path: Path, updates: dict[str, Any], expected_hash: str | None = None) -> str | None:
+    """An stm_* edit as the memory store makes it: from the text it read, guarded."""
+    raw = path.read_bytes()
+    written = edit_memory_note(path.parent, path.name, raw.decode("utf-8"),
+                               expected_hash or sha256_bytes(raw), NoteEdit(updates))
+    return None if written is None else written[0].file_hash
+
+
 class TestEditStm:
     def test_edits_only_stm_lines(self, note: Path) -> None:
-        new_hash = edit_stm(note, {"stm_use_count": 2, "stm_status": "active"})
+        new_hash = _edit(note, {"stm_use_count": 2, "stm_status": "active"})
         data = note.read_bytes()
         assert data == ORIGINAL.replace(
             b"stm_use_count: 1\r\n", b"stm_use_count: 2\r\nstm_status: active\r\n"
@@ -134,18 +142,18 @@ class TestEditStm:
     def test_no_write_when_nothing_changes(
         self, note: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        monkeypatch.setattr(writes, "guarded_write", _must_not_be_called)
-        assert edit_stm(note, {"stm_use_count": 1}) == sha256_bytes(ORIGINAL)
+        monkeypatch.setattr(memories, "guarded_write", _must_not_be_called)
+        assert _edit(note, {"stm_use_count": 1}) is None
 
     def test_stale_expected_hash_raises_and_writes_nothing(self, note: Path) -> None:
         with pytest.raises(ConcurrentEdit):
-            edit_stm(note, {"stm_use_count": 2}, expected_hash=sha256_bytes(b"older"))
+            _edit(note, {"stm_use_count": 2}, expected_hash=sha256_bytes(b"older"))
         assert note.read_bytes() == ORIGINAL
 
     def test_user_edit_during_the_splice_wins(
         self, note: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        real_splice = writes.splice_stm
+        real_splice = memories.splice_stm
         user_bytes = ORIGINAL.replace(b"body", b"the user typed this")
 
         def splice_while_user_saves(text: str, updates: Any) -> str:
@@ -153,9 +161,9 @@ class TestEditStm:
             note.write_bytes(user_bytes)  # the user saves in Obsidian right now
             return result
 
-        monkeypatch.setattr(writes, "splice_stm", splice_while_user_saves)
+        monkeypatch.setattr(memories, "splice_stm", splice_while_user_saves)
         with pytest.raises(ConcurrentEdit):
-            edit_stm(note, {"stm_use_count": 5})
+            _edit(note, {"stm_use_count": 5})
         assert note.read_bytes() == user_bytes
         assert _temp_files(note.parent) == []
 
@@ -172,15 +180,7 @@ class TestEditStm:
         path = tmp_path / "bad.md"
         path.write_bytes(raw)
         with pytest.raises(FrontmatterError):
-            edit_stm(path, {"stm_x": 1})
-        assert path.read_bytes() == raw
-
-    @pytest.mark.parametrize("raw", [b"body \xff\xfe not utf-8", b"bin\x00ary"])
-    def test_undecodable_note_is_never_written(self, tmp_path: Path, raw: bytes) -> None:
-        path = tmp_path / "odd.md"
-        path.write_bytes(raw)
-        with pytest.raises(NoteError):
-            edit_stm(path, {"stm_x": 1})
+            _edit(path, {"stm_x": 1})
         assert path.read_bytes() == raw
 
 

@@ -295,7 +295,7 @@ class Lifecycle:
         """Move a note into `folder`; None when its user moved or deleted it since its state
         was written (a later sweep's `finish_moves` moves it if it is still in the vault).
         A note already in `folder` stays where it is."""
-        target = self.engine.memories.move(path, folder)
+        target = self.engine.memories.move_into(path, folder)
         if target is not None and target != path:
             self.engine.sync_paths([path, target])
         return target

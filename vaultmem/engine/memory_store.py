@@ -9,7 +9,7 @@ its own lock (so no increment is lost and no write lands mid-move):
   laid over the note on every read) and written by `flush`, many uses in one write.
 * `rewrite`: changes that must be in the note now (archive, promote, restore, merge,
   reconcile), with the sections vaultmem keeps in a memory note (Related, conflicting copies).
-* `move`: a note into a folder, never overwriting.
+* `move_into`: a note into a folder, never overwriting.
 
 The bytes are written by `vault.memories.edit_memory_note`: one guarded write that splices the
 `stm_*` lines (and sections) into the text the store read, refused when the note changed since.
@@ -173,7 +173,7 @@ class MemoryStore:
             return [self._write(change, settles=change.memory.path in overlaid)
                     for change in plan(current)]
 
-    def move(self, path: str, folder: str) -> str | None:
+    def move_into(self, path: str, folder: str) -> str | None:
         """Move a memory's note into `folder` (where it stays when it is there already; a taken
         name gets a number); None when no note is at `path` any more. Under the store's lock:
         a flush never writes the note between its new name's creation and its old one's

@@ -14,11 +14,10 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 
-from vaultmem.errors import ConcurrentEdit, NoteError
-from vaultmem.vault.frontmatter import Scalar, splice_stm
+from vaultmem.errors import ConcurrentEdit
 
 TEMP_PREFIX = ".vaultmem-tmp-"
 TEMP_SUFFIX = ".tmp"
@@ -211,32 +210,3 @@ def _rename_if_absent(src: Path, dst: Path) -> None:
     if os.path.lexists(dst):
         raise FileExistsError(errno.EEXIST, "destination exists", str(dst))
     os.rename(src, dst)
-
-
-def edit_stm(path: Path, updates: Mapping[str, Scalar], *, expected_hash: str | None = None) -> str:
-    """Splice stm_* updates into the note at `path`; returns the file's hash afterwards.
-
-    Raises ConcurrentEdit when the file's hash is not `expected_hash` (or changes while the
-    edit is prepared, or the file was deleted or moved), FrontmatterError when its frontmatter
-    does not parse, NoteError when the file is not UTF-8 text. Nothing is written in any of
-    those cases, nor when nothing changes.
-    """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConcurrentEdit(f"{path} was deleted or moved since it was read") from None
-    current_hash = sha256_bytes(raw)
-    if expected_hash is not None and current_hash != expected_hash:
-        raise ConcurrentEdit(f"{path} changed since it was read; nothing was written")
-    if b"\x00" in raw:
-        raise NoteError(f"{path} is a binary file, not a note; not written")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise NoteError(f"{path} is not valid UTF-8; it is never written") from None
-    new_text = splice_stm(text, updates)
-    if new_text == text:
-        return current_hash
-    data = new_text.encode("utf-8")
-    guarded_write(path, data, current_hash)
-    return sha256_bytes(data)

@@ -95,7 +95,7 @@ def serving(root: Path, **server_options: Any) -> Iterator[Served]:
     with sample_app(root) as app:
         api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
         token = load_or_create_token(app.data_dir)
-        with ApiServer(api, token=token, port=0, **server_options) as server:
+        with ApiServer(api, token=token, host="127.0.0.1", port=0, **server_options) as server:
             yield Served(app, api, server, token)
     mine = f"vaultmem-http:{server.port}"
     assert not [t for t in threading.enumerate() if t.name.startswith(mine)]
@@ -585,7 +585,7 @@ def test_the_server_binds_only_loopback(served: Served) -> None:
 @pytest.mark.timeout(60)
 def test_a_port_in_use_is_a_clear_error(served: Served) -> None:
     with pytest.raises(ConfigError, match="cannot listen"):
-        ApiServer(served.api, token="t", port=served.server.port).start()
+        ApiServer(served.api, token="t", host="127.0.0.1", port=served.server.port).start()
 
 
 @pytest.mark.timeout(60)

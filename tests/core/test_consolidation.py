@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.core._params import DEFAULTS, decay
 from vaultmem.core.consolidation import cluster_id, merge_states, plan_clusters
-from vaultmem.core.decay import DECAY_MODELS, DecayParams, score
-from vaultmem.core.memory import MEMORY_TYPES
+from vaultmem.core.decay import DECAY_MODELS, score
+from vaultmem.core.memory import MEMORY_TYPES, MemoryState
 
 from ._support import NOW, memory
+
+
+def merge(states: list[MemoryState], cohesion: float, new_id: str, **params: Any) -> MemoryState:
+    """merge_states at the default strength cap and decay."""
+    given = {"strength_max": DEFAULTS.strength_max, "decay": decay()} | params
+    return merge_states(states, cohesion, new_id, NOW, **given)
 
 
 def sims(pairs: dict[str, float]) -> dict[tuple[str, str], float]:
@@ -88,7 +96,7 @@ def test_merge_states() -> None:
         type="fact",
         pinned=True,
     )
-    merged = merge_states([a, b], 0.95, "new", NOW)
+    merged = merge([a, b], 0.95, "new")
     assert merged.id == "new"
     assert merged.created == NOW - timedelta(hours=100)
     assert merged.last_used == NOW - timedelta(hours=1)
@@ -102,16 +110,16 @@ def test_merge_states() -> None:
 
 def test_merge_strength_bonus_and_cap() -> None:
     states = [memory(str(i), strength=1.0) for i in range(8)]
-    assert merge_states(states, 0.9, "n", NOW).strength == pytest.approx(1.5)  # bonus capped 0.5
+    assert merge(states, 0.9, "n").strength == pytest.approx(1.5)  # bonus capped 0.5
     strong = [memory("a", strength=1.9), memory("b", strength=1.0)]
-    assert merge_states(strong, 0.95, "n", NOW).strength == 2.0
+    assert merge(strong, 0.95, "n").strength == 2.0
 
 
 def test_merge_mixed_types_and_empty() -> None:
     states = [memory("a", type="issue"), memory("b", type="fact")]
-    assert merge_states(states, 0.9, "n", NOW).type == "fact"  # the slowest-fading type
+    assert merge(states, 0.9, "n").type == "fact"  # the slowest-fading type
     with pytest.raises(ValueError):
-        merge_states([], 0.9, "n", NOW)
+        merge([], 0.9, "n")
 
 
 @pytest.mark.parametrize(("types", "expected"), [
@@ -125,13 +133,13 @@ def test_the_merged_type_is_the_slowest_fading_members(
     types: tuple[str | None, ...], expected: str | None
 ) -> None:
     states = [memory(str(i), type=t) for i, t in enumerate(types)]
-    assert merge_states(states, 0.95, "n", NOW).type == expected
+    assert merge(states, 0.95, "n").type == expected
 
 
 def test_untyped_wins_when_the_default_half_life_is_the_longest() -> None:
-    decay = DecayParams(half_life_days=400.0)
+    params = decay(half_life_days=400.0)
     states = [memory("a", type="fact"), memory("b")]
-    assert merge_states(states, 0.95, "n", NOW, decay=decay).type is None
+    assert merge(states, 0.95, "n", decay=params).type is None
 
 
 _TYPES = st.sampled_from([None, *MEMORY_TYPES])
@@ -145,21 +153,21 @@ _TYPES = st.sampled_from([None, *MEMORY_TYPES])
 def test_a_merged_memory_never_scores_below_its_best_member(
     members: list[tuple[str | None, float, int, float]], model: str, cohesion: float
 ) -> None:
-    decay = DecayParams(model=model)
+    params = decay(model=model)
     states = [memory(f"m{i}", idle_hours=idle, age_hours=idle + 1, type=kind, use_count=uses,
                      strength=strength)
               for i, (kind, idle, uses, strength) in enumerate(members)]
-    merged = merge_states(states, cohesion, "n", NOW, decay=decay)
-    best = max(score(state, NOW, decay) for state in states)
-    assert score(merged, NOW, decay) >= best * (1 - 1e-12)
+    merged = merge(states, cohesion, "n", decay=params)
+    best = max(score(state, NOW, params) for state in states)
+    assert score(merged, NOW, params) >= best * (1 - 1e-12)
 
 
 def test_the_reported_preference_merge_keeps_its_score() -> None:
     """The sample vault's two Restic notes: a preference and an untyped memory."""
     preference = memory("a", idle_hours=14 * 24, type="preference")
     untyped = memory("b", idle_hours=8 * 24)
-    decay = DecayParams()
-    merged = merge_states([untyped, preference], 0.93, "n", NOW, decay=decay)
+    params = decay()
+    merged = merge([untyped, preference], 0.93, "n", decay=params)
     assert merged.type == "preference"
-    assert score(merged, NOW, decay) > max(score(preference, NOW, decay),
-                                          score(untyped, NOW, decay))
+    assert score(merged, NOW, params) > max(score(preference, NOW, params),
+                                          score(untyped, NOW, params))

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.core._params import decay
 from vaultmem.core.decay import (
     DECAY_MODELS,
     DecayParams,
@@ -24,9 +25,9 @@ from vaultmem.core.decay import (
 from ._support import DAY, HOUR, NOW, memory
 
 TOLERANCE = 1e-3
-EXP = DecayParams(model="exponential")
-POWER = DecayParams(model="power_law")
-TWO = DecayParams(model="two_component")
+EXP = decay(model="exponential")
+POWER = decay(model="power_law")
+TWO = decay(model="two_component")
 
 # SPEC §3.6: Δt (hours) -> (exponential, power law, two-component)
 REFERENCE_TABLE = [
@@ -100,13 +101,13 @@ def test_two_component_rates_match_their_half_lives() -> None:
 
 
 def test_the_configured_model_is_the_one_used() -> None:
-    values = {decay_factor(DAY, DecayParams(model=model)) for model in DECAY_MODELS}
+    values = {decay_factor(DAY, decay(model=model)) for model in DECAY_MODELS}
     assert len(values) == len(DECAY_MODELS)
 
 
 def test_default_model_is_power_law() -> None:
-    assert DecayParams().model == "power_law"
-    assert decay_factor(7 * DAY, DecayParams()) == pytest.approx(0.2934, abs=TOLERANCE)
+    assert decay().model == "power_law"
+    assert decay_factor(7 * DAY, decay()) == pytest.approx(0.2934, abs=TOLERANCE)
 
 
 @pytest.mark.parametrize("params", [EXP, POWER], ids=lambda p: p.model)
@@ -132,7 +133,7 @@ def test_untyped_and_unknown_types_use_default_half_life() -> None:
 
 def test_type_half_lives_are_configurable_and_frozen() -> None:
     custom = {"recipe": 10.0}
-    params = DecayParams(model="exponential", type_half_lives=custom)
+    params = decay(model="exponential", type_half_lives=custom)
     custom["recipe"] = 1.0
     assert effective_half_life("recipe", params) == 10.0
     assert effective_half_life("decision", params) == 3.0
@@ -154,7 +155,7 @@ def test_type_half_lives_are_configurable_and_frozen() -> None:
 )
 def test_invalid_params_are_rejected(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError):
-        DecayParams(**bad)  # type: ignore[arg-type]
+        decay(**bad)
 
 
 def test_clock_skew_counts_as_no_time() -> None:

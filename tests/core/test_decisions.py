@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from tests.core._params import decay, lifecycle_policy
 from vaultmem.core.decay import DecayParams
-from vaultmem.core.decisions import Decision, Policy, decide, plan_cap
+from vaultmem.core.decisions import Decision, decide, plan_cap
 from vaultmem.core.memory import ARCHIVED, PROMOTED
 
 from ._support import NOW, memory
 
-EXP = DecayParams(model="exponential")
-POWER = DecayParams(model="power_law")
-POLICY = Policy()
+EXP = decay(model="exponential")
+POWER = decay(model="power_law")
+POLICY = lifecycle_policy()
 
 
 def _decide(params: DecayParams = POWER, **kwargs: object) -> Decision:
@@ -101,7 +102,7 @@ def test_keep_between_thresholds() -> None:
 
 
 def test_custom_policy_thresholds() -> None:
-    strict = Policy(forget_threshold=0.3)
+    strict = lifecycle_policy(forget_threshold=0.3)
     state = memory(idle_hours=7 * 24)
     assert decide(state, NOW, POWER, strict).action == "forget"
     assert decide(state, NOW, POWER, POLICY).action == "keep"
@@ -109,9 +110,9 @@ def test_custom_policy_thresholds() -> None:
 
 def test_policy_validation() -> None:
     with pytest.raises(ValueError):
-        Policy(forget_threshold=0.9)
+        lifecycle_policy(forget_threshold=0.9)
     with pytest.raises(ValueError):
-        Policy(max_active_memories=-1)
+        lifecycle_policy(max_active_memories=-1)
 
 
 def test_cap_archives_lowest_unpinned() -> None:
@@ -123,19 +124,19 @@ def test_cap_archives_lowest_unpinned() -> None:
         memory("e", idle_hours=15 * 24),
         memory("f", idle_hours=90 * 24, status=ARCHIVED),
     ]
-    plan = plan_cap(states, NOW, POWER, Policy(max_active_memories=3))
+    plan = plan_cap(states, NOW, POWER, lifecycle_policy(max_active_memories=3))
     assert [memory_id for memory_id, _ in plan] == ["e", "a"]
     assert "max 3" in plan[0][1]
 
 
 def test_cap_counts_excluded_as_gone() -> None:
     states = [memory(name, idle_hours=hours) for name, hours in [("a", 1), ("b", 2), ("c", 3)]]
-    policy = Policy(max_active_memories=2)
+    policy = lifecycle_policy(max_active_memories=2)
     assert [i for i, _ in plan_cap(states, NOW, POWER, policy)] == ["c"]
     assert plan_cap(states, NOW, POWER, policy, exclude={"a"}) == []
 
 
 def test_cap_disabled_and_under_cap() -> None:
     states = [memory(str(i)) for i in range(5)]
-    assert plan_cap(states, NOW, POWER, Policy(max_active_memories=0)) == []
-    assert plan_cap(states, NOW, POWER, Policy(max_active_memories=5)) == []
+    assert plan_cap(states, NOW, POWER, lifecycle_policy(max_active_memories=0)) == []
+    assert plan_cap(states, NOW, POWER, lifecycle_policy(max_active_memories=5)) == []

@@ -5,8 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.decay import DecayParams
-from vaultmem.core.decisions import Policy
+from tests.core._params import decay, lifecycle_policy
 from vaultmem.core.memory import PROMOTED
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sweep, plan_sync
 
@@ -100,7 +99,7 @@ def test_sweep_plan_buckets_and_cap() -> None:
         ("m/high.md", memory("h", idle_hours=2)),
         ("STM/done.md", memory("d", status=PROMOTED)),
     ]
-    plan = plan_sweep(memories, NOW, DecayParams(), Policy(max_active_memories=2))
+    plan = plan_sweep(memories, NOW, decay(), lifecycle_policy(max_active_memories=2))
     assert [i.id for i in plan.promote] == ["p"]
     assert [i.id for i in plan.archive] == ["f", "l"]
     assert [i.id for i in plan.keep] == ["h", "m"]
@@ -113,6 +112,6 @@ def test_sweep_plan_buckets_and_cap() -> None:
 
 def test_sweep_without_cap_pressure() -> None:
     memories = [("a.md", memory("a")), ("b.md", memory("b", idle_hours=2))]
-    plan = plan_sweep(memories, NOW, DecayParams(), Policy())
+    plan = plan_sweep(memories, NOW, decay(), lifecycle_policy())
     assert (plan.promote, plan.archive) == ((), ())
     assert [i.path for i in plan.keep] == ["a.md", "b.md"]

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.core._params import reinforce
 from vaultmem.core.reinforce import (
-    ReinforceParams,
     adjust_strength,
     jaccard,
     normalize_tags,
@@ -20,7 +20,7 @@ from vaultmem.core.reinforce import (
 
 from ._support import NOW, memory
 
-PARAMS = ReinforceParams()
+PARAMS = reinforce()
 
 
 @pytest.mark.parametrize(
@@ -106,6 +106,6 @@ def test_adjust_strength_clamps() -> None:
 
 def test_params_validation() -> None:
     with pytest.raises(ValueError):
-        ReinforceParams(review_low=0.4, review_high=0.3)
+        reinforce(review_low=0.4, review_high=0.3)
     with pytest.raises(ValueError):
-        ReinforceParams(strength_max=3.0)
+        reinforce(strength_max=3.0)

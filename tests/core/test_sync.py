@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.core._params import reinforce
 from tests.core._support import NOW, memory
 from vaultmem.core.memory import (
     ACTIVE,
@@ -19,7 +20,7 @@ from vaultmem.core.memory import (
     state_from_fields,
     state_to_fields,
 )
-from vaultmem.core.reinforce import ReinforceParams, touch
+from vaultmem.core.reinforce import touch
 from vaultmem.core.sync import (
     canonical_order,
     conflict_kind,
@@ -31,7 +32,7 @@ from vaultmem.core.sync import (
     rebase,
 )
 
-PARAMS = ReinforceParams()
+PARAMS = reinforce()
 DEVICES = ("laptop-1a2b", "desk-9f8e", "phone-77aa")
 
 # names -----------------------------------------------------------------------------------------

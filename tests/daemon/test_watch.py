@@ -334,7 +334,8 @@ def test_stop_leaves_no_threads_and_is_idempotent(vault: Path, collector: Collec
 @pytest.mark.timeout(30)
 def test_a_missing_vault_fails_to_start_without_leaking_threads(tmp_path: Path) -> None:
     before = set(threading.enumerate())
-    watcher = VaultWatcher(tmp_path / "absent", IgnoreRules(), lambda batch: None)
+    watcher = VaultWatcher(tmp_path / "absent", IgnoreRules(), lambda batch: None,
+                           debounce_s=DEBOUNCE)
     with pytest.raises(OSError):
         watcher.start()
     assert set(threading.enumerate()) == before

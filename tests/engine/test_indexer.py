@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
-from vaultmem.engine.indexer import Indexer, IndexerSettings
+from vaultmem.app import indexer_settings
+from vaultmem.config import Settings
+from vaultmem.engine.indexer import Indexer
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.lance import META_FILE, LanceIndex
@@ -75,7 +77,7 @@ def vault(tmp_path: Path) -> Path:
 def make_indexer(tmp_path: Path, vault: Path, catalog: Catalog) -> tuple[Indexer, CountingStore]:
     store = CountingStore(tmp_path / "lance")
     indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, EMBEDDER,
-                      IndexerSettings())
+                      indexer_settings(Settings()))
     return indexer, store
 
 

@@ -55,7 +55,7 @@ class HttpError(Exception):
 
 
 class ApiServer:
-    def __init__(self, api: Api, *, token: str, host: str = "127.0.0.1", port: int = 7345,
+    def __init__(self, api: Api, *, token: str, host: str, port: int,
                  max_body: int = 1_048_576, request_timeout: float = 10.0) -> None:
         if host not in BIND_HOSTS:
             raise ConfigError(f"refusing to serve on {host!r}: the socket only binds a loopback "

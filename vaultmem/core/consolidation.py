@@ -103,8 +103,8 @@ def merge_states(
     new_id: str,
     now: datetime,
     *,
-    strength_max: float = 2.0,
-    decay: DecayParams | None = None,
+    strength_max: float,
+    decay: DecayParams,
 ) -> MemoryState:
     """One active memory standing for a cluster (SPEC §5).
 
@@ -126,7 +126,7 @@ def merge_states(
         use_count=sum(state.use_count for state in states),
         strength=min(max(state.strength for state in states) + bonus, strength_max),
         status=ACTIVE,
-        type=merged_type(states, decay or DecayParams()),
+        type=merged_type(states, decay),
         pinned=any(state.pinned for state in states),
         review_count=sum(state.review_count for state in states),
         cross_domain_count=sum(state.cross_domain_count for state in states),

@@ -16,35 +16,21 @@ EXPONENTIAL = "exponential"
 TWO_COMPONENT = "two_component"
 DECAY_MODELS: tuple[str, ...] = (POWER_LAW, EXPONENTIAL, TWO_COMPONENT)
 
-DEFAULT_TYPE_HALF_LIVES: Mapping[str, float] = MappingProxyType(
-    {
-        "decision": 30.0,
-        "pattern": 20.0,
-        "convention": 60.0,
-        "issue": 7.0,
-        "preference": 14.0,
-        "fact": 90.0,
-    }
-)
-
-
-def _default_type_half_lives() -> Mapping[str, float]:
-    return DEFAULT_TYPE_HALF_LIVES
 
 
 @dataclass(frozen=True)
 class DecayParams:
-    model: str = POWER_LAW
-    half_life_days: float = 3.0
-    alpha: float = 1.1
-    beta: float = 0.6
-    two_component_weight: float = 0.7
-    fast_lambda: float = 1.603e-5
-    slow_lambda: float = 1.147e-6
+    """Filled from Settings (which holds the defaults) by the composition root."""
+
+    model: str
+    half_life_days: float
+    alpha: float
+    beta: float
+    two_component_weight: float
+    fast_lambda: float
+    slow_lambda: float
     # hash=False keeps the params hashable although a mapping is not.
-    type_half_lives: Mapping[str, float] = field(
-        default_factory=_default_type_half_lives, hash=False
-    )
+    type_half_lives: Mapping[str, float] = field(hash=False)
 
     def __post_init__(self) -> None:
         if self.model not in DECAY_MODELS:

@@ -17,14 +17,16 @@ ACTIONS: tuple[str, ...] = (KEEP, FORGET, PROMOTE)
 
 @dataclass(frozen=True)
 class Policy:
-    promote_threshold: float = 0.65
-    promote_min_uses: int = 2
-    promote_use_count: int = 5
-    promote_window_days: float = 14
-    forget_threshold: float = 0.05
-    forget_grace_hours: float = 24
-    # 0 disables the cap.
-    max_active_memories: int = 1000
+    """When a memory is forgotten or promoted; the values (and their defaults) come from
+    Settings through the composition root."""
+
+    promote_threshold: float
+    promote_min_uses: int
+    promote_use_count: int
+    promote_window_days: float
+    forget_threshold: float
+    forget_grace_hours: float
+    max_active_memories: int  # 0 disables the cap
 
     def __post_init__(self) -> None:
         for name in (

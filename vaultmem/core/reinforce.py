@@ -12,12 +12,14 @@ from .memory import MemoryState
 
 @dataclass(frozen=True)
 class ReinforceParams:
-    boost_step: float = 0.1
-    strength_max: float = 2.0
-    cross_domain_threshold: float = 0.3
-    review_low: float = 0.15
-    review_high: float = 0.35
-    feedback_penalty: float = 0.2
+    """Filled from Settings (which holds the defaults) by the composition root."""
+
+    boost_step: float
+    strength_max: float
+    cross_domain_threshold: float
+    review_low: float
+    review_high: float
+    feedback_penalty: float
 
     def __post_init__(self) -> None:
         if self.boost_step < 0 or self.feedback_penalty < 0:

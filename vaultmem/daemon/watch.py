@@ -80,7 +80,7 @@ class VaultWatcher:
         on_batch: BatchCallback,
         *,
         on_rescan: RescanCallback | None = None,
-        debounce_s: float = 0.3,
+        debounce_s: float,
         max_batch: int = 500,
         max_wait_s: float = 2.0,
     ) -> None:

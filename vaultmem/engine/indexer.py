@@ -84,10 +84,10 @@ class SyncReport:
 
 @dataclass(frozen=True)
 class IndexerSettings:
-    chunk_max_chars: int = 1000
-    chunk_min_chars: int = 200
-    max_note_bytes: int = 20_000_000
-    batch_chunks: int = 256
+    chunk_max_chars: int
+    chunk_min_chars: int
+    max_note_bytes: int
+    batch_chunks: int = 256  # not a setting: chunks embedded per index write
 
 
 class Indexer:
@@ -98,7 +98,7 @@ class Indexer:
         catalog: Catalog,
         store: StoreHandle,
         embedder: Embedder,
-        settings: IndexerSettings = IndexerSettings(),
+        settings: IndexerSettings,
     ) -> None:
         self.root = root
         self.rules = rules

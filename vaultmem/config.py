@@ -134,10 +134,6 @@ _FIELDS = {f.name: f for f in fields(Settings) if f.name not in _INTERNAL}
 _DEFAULTS = Settings()
 
 
-def setting_names() -> tuple[str, ...]:
-    return tuple(_FIELDS)
-
-
 def default_config_path() -> Path:
     env = os.environ.get(CONFIG_ENV)
     if env:

@@ -1,7 +1,8 @@
 """Settings: defaults < TOML file < VAULTMEM_* environment < command-line overrides.
 
-Only the composition root (`app.py`) and the CLI's option parsing call `load_settings`; every
-other part receives plain values.
+`Settings` holds every default. The CLI loads them from its flags (`cli/context.py`) and hands
+them to the composition root (`app.py`), the one place besides this module that reads their
+fields; every other part receives plain values.
 """
 
 from __future__ import annotations

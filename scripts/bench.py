@@ -39,7 +39,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_churn import churn
 from bench_filters import filtered_search, filtered_summary
-from bench_queries import QUERIES
 from bench_report import (
     CHECKER,
     CHECKS,
@@ -67,13 +66,14 @@ from bench_support import (
     p50,
     p95,
 )
-from bench_vault import (
+
+from tests.harness.bench_vault import (
     PoolChunk,
     VaultGenerator,
     copy_notes,
     usable_chunk,
 )
-
+from tests.harness.queries import QUERIES
 from vaultmem.app import App
 from vaultmem.core.chunking import chunk_markdown, embedding_text
 from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_queries import QUERIES
 from bench_report import POOL, TOP_K, Results, Synthetic, say, settle
 from bench_support import Stopwatch, make_app, ms, now_utc, p50, p95
 
+from tests.harness.queries import QUERIES
 from vaultmem.app import App
 
 
@@ -78,7 +78,7 @@ def churn(
     app = make_app(vault, data, fresh.embedder)
     report = app.engine.reindex()
     lance = app.index()
-    every = lance.optimize_every
+    every = lance.policy.every_writes
     results.optimize_every = every
     say(f"copied the {fresh.size}-chunk vault and index (re-index of the copy touched "
         f"{report.touched} notes); configured optimize_every_writes={every}")

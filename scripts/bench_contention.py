@@ -29,9 +29,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_daemon import Daemon, say, section, timed_searches
+from bench_daemon import say, section, service_daemon, start, stop, timed_searches
 from bench_support import load_average, machine_lines, ms, now_utc, p50, p95
+
+from tests.harness.daemon import DaemonProcess
+from tests.harness.measure import memory_mb
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample-vault"
@@ -91,7 +95,7 @@ def burners(count: int) -> Iterator[list[subprocess.Popen[bytes]]]:
             proc.wait(timeout=30)
 
 
-def searches(daemon: Daemon, count: int) -> list[float]:
+def searches(daemon: DaemonProcess, count: int) -> list[float]:
     assert daemon.client is not None
     return timed_searches(daemon.client, [QUERIES[i % len(QUERIES)] for i in range(count)])
 
@@ -99,12 +103,10 @@ def searches(daemon: Daemon, count: int) -> list[float]:
 def one_round(tmp: Path, number: int, args: argparse.Namespace) -> dict[str, list[float]]:
     vault, data = tmp / f"vault-{number}", tmp / f"data-{number}"
     shutil.copytree(args.vault, vault)
-    daemon = Daemon(vault, data, tmp / f"daemon-{number}.log")
+    daemon = service_daemon(vault, data, tmp / f"daemon-{number}.log")
     samples: dict[str, list[float]] = {}
     try:
-        started = daemon.spawn()
-        daemon.wait_socket()
-        daemon.wait_ready()
+        started, _ = start(daemon)
         ready = time.perf_counter() - started
         samples["start-up"] = searches(daemon, args.startup)
         time.sleep(10.0)  # start-up jobs (optimise, first scheduler runs) settle
@@ -113,9 +115,9 @@ def one_round(tmp: Path, number: int, args: argparse.Namespace) -> dict[str, lis
         for count in args.busy:
             with burners(count):
                 samples[f"busy x{count}"] = searches(daemon, args.searches)
-        rss = daemon.memory_mb()[0]
+        rss = memory_mb(daemon.pid)[0]
     finally:
-        daemon.stop()
+        stop(daemon)
         shutil.rmtree(vault, ignore_errors=True)
     quiet = p50(samples["quiet"])
     say(f"  round {number}: indexed + model loaded {ready:.1f} s after spawn; RSS {rss:.0f} MB; "

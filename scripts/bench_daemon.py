@@ -25,25 +25,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import argparse
-import json
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_queries import QUERIES
 from bench_support import (
     PoolEmbedder,
     Stopwatch,
@@ -55,17 +52,24 @@ from bench_support import (
     p50,
     p95,
 )
-from bench_vault import PoolChunk, SyntheticNote, VaultGenerator, copy_notes, usable_chunk
 
+from tests.harness.bench_vault import (
+    PoolChunk,
+    SyntheticNote,
+    VaultGenerator,
+    copy_notes,
+    usable_chunk,
+)
+from tests.harness.daemon import REAL_MODEL, DaemonProcess
+from tests.harness.measure import cpu_seconds, memory_mb
+from tests.harness.queries import QUERIES
 from vaultmem.api.client import Client
 from vaultmem.errors import VaultmemError
 from vaultmem.index.embedders import SentenceTransformerEmbedder
 
-REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
 TARGETS = {"edit_p95": 2.0, "search_p50": 0.080, "touch_p50": 0.010, "churn": 1.5,
            "rss_mb": 1200.0, "idle_pct": 1.0}
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def say(text: str = "") -> None:
@@ -93,98 +97,24 @@ def other_benchmark() -> bool:
 # ---- a daemon process -----------------------------------------------------------------------
 
 
-class Daemon:
-    """One `python -m vaultmem run` process on a vault, its output appended to a log file."""
+def service_daemon(vault: Path, data: Path, log: Path) -> DaemonProcess:
+    """A daemon as the service units start it: the real model, the daemon's default settings and
+    log level; its output appended to `log`."""
+    return DaemonProcess(vault, data, settings=REAL_MODEL, output=log, log_level=None,
+                         client_timeout=120, PYTHONUNBUFFERED="1")
 
-    def __init__(self, vault: Path, data: Path, log: Path) -> None:
-        self.vault, self.data, self.log_path = vault, data, log
-        self.env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_")},
-            "VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(data),
-            "VAULTMEM_CONFIG": str(data.parent / "no-config.toml"), "VAULTMEM_PORT": "0",
-            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
-        }
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.client: Client | None = None
-        self._log: TextIO | None = None
 
-    def spawn(self) -> float:
-        """Start the process; returns the perf_counter() just before spawning."""
-        self.stop()  # never two processes (nor an orphan) for one data dir
-        self.data.mkdir(parents=True, exist_ok=True)
-        (self.data / "daemon.json").unlink(missing_ok=True)
-        self._log = self.log_path.open("a", encoding="utf-8")
-        started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vaultmem", "run"], env=self.env, cwd=REPO,
-            stdout=self._log, stderr=subprocess.STDOUT,
-        )
-        return started
+def start(daemon: DaemonProcess) -> tuple[float, dict[str, Any]]:
+    """Spawn, connect, wait for start-up indexing and the model: (the perf_counter() just before
+    the spawn, the last status)."""
+    stop(daemon)  # a running one gets the longer grace period, not spawn()'s
+    started = daemon.spawn()
+    daemon.connect(120)
+    return started, daemon.wait_ready(900, model=True)
 
-    @property
-    def pid(self) -> int:
-        assert self.proc is not None
-        return self.proc.pid
 
-    def wait_socket(self, timeout: float = 120.0) -> Client:
-        """Wait for daemon.json of this process (the socket answers from then on)."""
-        path = self.data / "daemon.json"
-        info = wait_for(lambda: self._info(path), timeout, 0.01, "the daemon's socket")
-        token = (self.data / "token").read_text(encoding="utf-8").strip()
-        self.client = Client(info["url"], token, timeout=120)
-        return self.client
-
-    def _info(self, path: Path) -> dict[str, Any] | None:
-        assert self.proc is not None
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"daemon exited with {self.proc.returncode}; see {self.log_path}")
-        try:
-            info: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return info if info.get("pid") == self.proc.pid else None
-
-    def wait_ready(self, timeout: float = 900.0) -> dict[str, Any]:
-        """Wait until start-up indexing finished and the model is loaded; the last status."""
-        def ready() -> dict[str, Any] | None:
-            status = self.status()
-            daemon = status["daemon"]
-            done = daemon["indexing"]["last"] is not None and not daemon["indexing"]["running"]
-            return status if done and daemon["model_loaded"] else None
-        return wait_for(ready, timeout, 0.1, "start-up indexing and the model")
-
-    def status(self) -> dict[str, Any]:
-        assert self.client is not None
-        return self.client.status()
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            if self.proc.poll() is None:
-                self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=90)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-                say(f"  warning: daemon {self.proc.pid} did not stop on SIGTERM; killed")
-            self.proc = None
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-    def memory_mb(self) -> tuple[float, float]:
-        """(VmRSS, VmHWM) in MB (10^6 bytes) from /proc/<pid>/status."""
-        values = {}
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            key, _, rest = line.partition(":")
-            if key in ("VmRSS", "VmHWM"):
-                values[key] = int(rest.split()[0]) * 1024 / 1e6
-        return values["VmRSS"], values["VmHWM"]
-
-    def cpu_seconds(self) -> float:
-        """utime + stime of the process (all its threads) from /proc/<pid>/stat."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+def stop(daemon: DaemonProcess) -> None:
+    daemon.stop(timeout=90)
 
 
 def wait_for(probe: Callable[[], Any], timeout: float, step: float, what: str) -> Any:
@@ -216,15 +146,13 @@ def real_index(tmp: Path, notes: int, figures: Figures) -> tuple[list[PoolChunk]
     """A daemon indexes a corpus sample for real; its chunks and vectors become the pool."""
     vault, data = tmp / "real-vault", tmp / "real-data"
     files = copy_notes(CORPUS, vault, notes)
-    daemon = Daemon(vault, data, tmp / "real-daemon.log")
-    started = daemon.spawn()
+    daemon = service_daemon(vault, data, tmp / "real-daemon.log")
     try:
-        daemon.wait_socket()
-        status = daemon.wait_ready()
+        started, status = start(daemon)
         seconds = time.perf_counter() - started
-        rss, hwm = daemon.memory_mb()
+        rss, hwm = memory_mb(daemon.pid)
     finally:
-        daemon.stop()
+        stop(daemon)
     last = status["daemon"]["indexing"]["last"]
     say(f"{len(files)} corpus notes indexed by a fresh daemon (real model): "
         f"{last['added']} notes, {last['chunks_embedded']} chunks, indexing {last['seconds']:.1f} s"
@@ -279,13 +207,13 @@ def build_vault(tmp: Path, pool: list[PoolChunk], vectors: np.ndarray, chunks: i
 # ---- the measurements ------------------------------------------------------------------------
 
 
-def cold_starts(daemon: Daemon, runs: int, figures: Figures) -> None:
+def cold_starts(daemon: DaemonProcess, runs: int, figures: Figures) -> None:
     """Spawn to the first answered search, the index already built; the last daemon stays."""
     totals: list[float] = []
     for run in range(runs):
-        daemon.stop()
+        stop(daemon)
         started = daemon.spawn()
-        client = daemon.wait_socket()
+        client = daemon.connect(120)
         socket = time.perf_counter() - started
         while True:
             try:
@@ -296,7 +224,7 @@ def cold_starts(daemon: Daemon, runs: int, figures: Figures) -> None:
         totals.append(time.perf_counter() - started)
         say(f"  run {run + 1}: socket up {socket:.2f} s, first search answered "
             f"{totals[-1]:.2f} s after spawn")
-    daemon.wait_ready()
+    daemon.wait_ready(900, model=True)
     figures.add(f"1. cold start to first search, warm index (median of {runs})",
                 f"{p50(totals):.1f} s (min {min(totals):.1f}, max {max(totals):.1f})")
 
@@ -328,7 +256,7 @@ def search_latency(client: Client, count: int, figures: Figures, chunks: int) ->
                 verdict(p50(samples) <= TARGETS["search_p50"]))
 
 
-def touches(daemon: Daemon, syn: Synthetic, count: int, figures: Figures) -> None:
+def touches(daemon: DaemonProcess, syn: Synthetic, count: int, figures: Figures) -> None:
     client = daemon.client
     assert client is not None
     note = next(n for n in syn.notes if n.path.startswith("memories/"))
@@ -433,25 +361,25 @@ def edit_latency(client: Client, syn: Synthetic, count: int, figures: Figures) -
                 verdict(p95(every) <= TARGETS["edit_p95"]))
 
 
-def idle_cpu(daemon: Daemon, seconds: float, figures: Figures) -> None:
+def idle_cpu(daemon: DaemonProcess, seconds: float, figures: Figures) -> None:
     time.sleep(3)  # let the last edit's work settle
-    cpu, watch = daemon.cpu_seconds(), Stopwatch()
+    cpu, watch = cpu_seconds(daemon.pid), Stopwatch()
     time.sleep(seconds)
-    used, wall = daemon.cpu_seconds() - cpu, watch.elapsed()
+    used, wall = cpu_seconds(daemon.pid) - cpu, watch.elapsed()
     share = 100 * used / wall
     say(f"  idle for {wall:.0f} s: {used:.2f} s CPU (utime+stime) = {share:.2f} % of one core")
     figures.add(f"7. idle CPU over {wall:.0f} s", f"{share:.2f} %",
                 f"<= {TARGETS['idle_pct']:.0f} %", verdict(share <= TARGETS["idle_pct"]))
 
 
-def churn(daemon: Daemon, syn: Synthetic, edits: int, batch: int) -> None:
+def churn(daemon: DaemonProcess, syn: Synthetic, edits: int, batch: int) -> None:
     """Single-note edits on disk, `batch` at a time; after each batch a sentinel note gets a
     new word and the batch counts as indexed once the sentinel is found by it (the watcher
     delivers paths in the order they changed, and one worker indexes them in turn)."""
     client = daemon.client
     assert client is not None
     rng = np.random.default_rng(99)
-    rss = [f"{daemon.memory_mb()[0]:.0f}"]
+    rss = [f"{memory_mb(daemon.pid)[0]:.0f}"]
     small = [n for n in syn.notes if not n.path.startswith("memories/") and len(n.sections) <= 3]
     sentinel = syn.vault / "Inbox" / "Churn sentinel.md"
     waits: list[float] = []
@@ -466,7 +394,7 @@ def churn(daemon: Daemon, syn: Synthetic, edits: int, batch: int) -> None:
                  120, 0.02, "a batch of edits to be indexed")
         waits.append(time.perf_counter() - written)
         if (done + batch) % (edits // 4 or 1) == 0:
-            rss.append(f"{daemon.memory_mb()[0]:.0f}")
+            rss.append(f"{memory_mb(daemon.pid)[0]:.0f}")
     total = watch.elapsed()
     chunks = sum(len(n.sections) for n in small) / len(small)
     say(f"  {edits} edits of random notes with <= 3 sections (mean {chunks:.1f} chunks; "
@@ -486,7 +414,7 @@ def lance_stats(data: Path) -> str:
             f"{stats['fragment_stats']['num_fragments']} fragments, version {table.version}")
 
 
-def compare_fresh(churned: Daemon, fresh: Daemon, count: int, label: str) -> float:
+def compare_fresh(churned: DaemonProcess, fresh: DaemonProcess, count: int, label: str) -> float:
     """Churned and fresh daemons, query by query in alternating order; the p50 ratio."""
     assert churned.client is not None and fresh.client is not None
     timed_searches(churned.client, QUERIES)  # warm-up, excluded
@@ -503,7 +431,7 @@ def compare_fresh(churned: Daemon, fresh: Daemon, count: int, label: str) -> flo
     return ratio
 
 
-def churn_ratio(churned: Daemon, fresh: Daemon, count: int, figures: Figures) -> None:
+def churn_ratio(churned: DaemonProcess, fresh: DaemonProcess, count: int, figures: Figures) -> None:
     """First with the churned daemon as it is, then with both daemons restarted, so that the
     two processes have the same history and only their indexes differ."""
     start(fresh)
@@ -516,12 +444,6 @@ def churn_ratio(churned: Daemon, fresh: Daemon, count: int, figures: Figures) ->
     figures.add("5. search p50 after the edits / fresh copy (interleaved)",
                 f"{again:.2f} (both restarted); {live:.2f} (churned as it was)",
                 f"<= {TARGETS['churn']}", verdict(max(again, live) <= TARGETS["churn"]))
-
-
-def start(daemon: Daemon) -> None:
-    daemon.spawn()
-    daemon.wait_socket()
-    daemon.wait_ready()
 
 
 # ---- main -----------------------------------------------------------------------------------
@@ -572,14 +494,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Figures) -> None:
-    main_daemon = Daemon(syn.vault, syn.data, tmp / "daemon.log")
-    fresh = Daemon(tmp / "fresh-vault", tmp / "fresh-data", tmp / "fresh-daemon.log")
+    main_daemon = service_daemon(syn.vault, syn.data, tmp / "daemon.log")
+    fresh = service_daemon(tmp / "fresh-vault", tmp / "fresh-data", tmp / "fresh-daemon.log")
     try:
         section("1. cold start with a warm index")
-        first = main_daemon.spawn()
-        main_daemon.wait_socket()
-        main_daemon.wait_ready()
-        rss, hwm = main_daemon.memory_mb()
+        first, _ = start(main_daemon)
+        rss, hwm = memory_mb(main_daemon.pid)
         say(f"  first start on the prebuilt index: reconciled and model loaded "
             f"{time.perf_counter() - first:.1f} s after spawn; RSS {rss:.0f} MB, peak {hwm:.0f} MB")
         cold_starts(main_daemon, args.cold_runs, figures)
@@ -587,7 +507,7 @@ def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Fi
         assert client is not None
         section(f"3. search over HTTP at {args.chunks} chunks")
         search_latency(client, args.searches, figures, args.chunks)
-        say("  daemon RSS {:.0f} MB, peak {:.0f} MB".format(*main_daemon.memory_mb()))
+        say("  daemon RSS {:.0f} MB, peak {:.0f} MB".format(*memory_mb(main_daemon.pid)))
         section("4. touch over HTTP")
         touches(main_daemon, syn, args.touches, figures)
         section("2. edit on disk -> searchable (watcher, debounce 300 ms)")
@@ -597,7 +517,7 @@ def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Fi
         section(f"5. search after {args.churn} edits vs a fresh copy")
         churn(main_daemon, syn, args.churn, args.batch)
         say(f"  churned: {lance_stats(syn.data)}")
-        rss, hwm = main_daemon.memory_mb()
+        rss, hwm = memory_mb(main_daemon.pid)
         say(f"  churned daemon after the edits: RSS {rss:.0f} MB, peak {hwm:.0f} MB")
         figures.add(f"6b. RSS after cold starts, searches and {args.churn + args.edits} edits",
                     f"{rss:.0f} MB (peak {hwm:.0f} MB)", f"<= {TARGETS['rss_mb']:.0f} MB",
@@ -606,8 +526,8 @@ def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Fi
             f"{lance_stats(tmp / 'fresh-data')}")
         churn_ratio(main_daemon, fresh, args.searches, figures)
     finally:
-        fresh.stop()
-        main_daemon.stop()
+        stop(fresh)
+        stop(main_daemon)
 
 
 def _interrupted(signum: int, frame: object) -> None:

@@ -8,10 +8,10 @@ catalog row and listing every memory (`Catalog.records()` + `MemoryStore.iter_me
 
 from __future__ import annotations
 
-from bench_queries import QUERIES
 from bench_report import TOP_K, Results, Synthetic, say, settle
 from bench_support import Stopwatch, ms, now_utc, p50, p95
 
+from tests.harness.queries import QUERIES
 from vaultmem.engine.engine import SearchFilters
 
 FILTERS = {

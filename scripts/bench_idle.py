@@ -12,10 +12,8 @@ without the real model, which is idle at rest either way; `--model default` uses
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,13 +23,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_support import load_average, machine_lines, now_utc
-from bench_vault import VaultGenerator, note_files, usable_chunk
 
+from tests.harness.bench_vault import VaultGenerator, note_files, usable_chunk
+from tests.harness.daemon import REAL_MODEL, DaemonProcess
+from tests.harness.measure import CLK_TCK, cpu_seconds
 from vaultmem.core.chunking import chunk_markdown
 from vaultmem.vault.notes import read_note
 
 CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def make_vault(target: Path, chunks: int) -> list[str]:
@@ -60,13 +59,8 @@ def threads(pid: int) -> dict[str, tuple[str, float, int]]:
         except OSError:  # the thread ended
             continue
         switches = sum(int(line.split(":")[1]) for line in status if "ctxt_switches" in line)
-        out[task.name] = (name, (int(fields[11]) + int(fields[12])) / TICK, switches)
+        out[task.name] = (name, (int(fields[11]) + int(fields[12])) / CLK_TCK, switches)
     return out
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def main() -> None:
@@ -89,19 +83,14 @@ def main() -> None:
                         if "memories" not in p.parts and "Templates" not in p.parts]
         else:
             editable = make_vault(vault, args.chunks)
-        data.mkdir()
-        env = {**{k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_")},
-               "VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(data),
-               "VAULTMEM_CONFIG": str(tmp / "none.toml"), "VAULTMEM_PORT": "0",
-               "VAULTMEM_EMBEDDING_MODEL": args.model, "HF_HUB_OFFLINE": "1"}
-        with (tmp / "daemon.log").open("w") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "vaultmem", "run"], env=env,
-                                    stdout=log, stderr=subprocess.STDOUT)
-            try:
-                measure(proc.pid, vault, editable, args)
-            finally:
-                proc.terminate()
-                proc.wait(60)
+        # the daemon's default settings and log level, with the embedder asked for
+        daemon = DaemonProcess(vault, data, settings=REAL_MODEL, output=tmp / "daemon.log",
+                               log_level=None, VAULTMEM_EMBEDDING_MODEL=args.model)
+        daemon.spawn()
+        try:
+            measure(daemon.pid, vault, editable, args)
+        finally:
+            daemon.stop(timeout=60)
 
 
 def measure(pid: int, vault: Path, editable: list[str], args: argparse.Namespace) -> None:

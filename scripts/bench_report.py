@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench_support import PoolEmbedder, Stopwatch, load_average, ms, p50
-from bench_vault import SyntheticNote, VaultGenerator
 
+from tests.harness.bench_vault import SyntheticNote, VaultGenerator
 from vaultmem.app import App
 from vaultmem.index.embedders import SentenceTransformerEmbedder
 

@@ -33,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
-from bench_queries import QUERIES
-from bench_vault import note_files
+
+from tests.harness.bench_vault import note_files
+from tests.harness.queries import QUERIES
 
 # the benchmark's own helpers are imported in main(): a child process measuring cold start
 # imports this module and only the runtime it starts

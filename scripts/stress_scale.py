@@ -4,7 +4,7 @@ Usage:
     .venv/bin/python scripts/stress_scale.py                      # 1k, 10k and 100k notes
     .venv/bin/python scripts/stress_scale.py --sizes 1000,10000 --real-model-sizes 1000
 
-For each size a synthetic vault (tests/stress/synthetic.py, seeded) is written to a temporary
+For each size a synthetic vault (tests/harness/synthetic.py, seeded) is written to a temporary
 directory and `vaultmem run` indexes it with the fake embedder (no model, deterministic). It
 prints: the full index time (process start to status "indexing done"), a re-index of the
 unchanged vault (POST /v1/reindex, and a restart until indexing is done again), the data dir
@@ -27,20 +27,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stress_common import (
-    daemon_for,
-    dir_bytes,
-    load_average,
-    machine_lines,
-    percentile,
-    rss_mb,
-    say,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_queries import QUERIES  # isort: skip
-from tests.stress.synthetic import NoteWriter, generate_vault  # isort: skip
-from vaultmem.api.client import Client  # isort: skip
-from vaultmem.errors import VaultmemError  # isort: skip
+from bench_support import load_average, machine_lines
+
+from tests.harness.daemon import FAST_TEST_SETTINGS, REAL_MODEL, DaemonProcess
+from tests.harness.measure import dir_bytes, percentile, rss_mb, say
+from tests.harness.queries import QUERIES
+from tests.harness.synthetic import NoteWriter, generate_vault
+from vaultmem.api.client import Client
+from vaultmem.errors import VaultmemError
 
 
 @dataclass
@@ -89,7 +86,8 @@ def measure(work: Path, notes: int, seed: int, real_model: bool, repeat: int) ->
         generate_vault(vault, notes, writer=NoteWriter(seed))
         result.generate_s = time.perf_counter() - started
         say(f"  generated {notes} notes in {result.generate_s:.1f} s")
-    daemon = daemon_for(vault, data, real_model=real_model, log=work / f"daemon-{notes}.log")
+    settings = {**FAST_TEST_SETTINGS, **REAL_MODEL} if real_model else FAST_TEST_SETTINGS
+    daemon = DaemonProcess(vault, data, settings=settings, output=work / f"daemon-{notes}.log")
     budget = max(900.0, notes * (3.0 if real_model else 0.05))
     try:
         started = time.perf_counter()

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
+from tests.harness.daemon import DaemonProcess, wait_until
+from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.api.client import Client
 from vaultmem.errors import VaultmemError
 from vaultmem.vault.frontmatter import parse

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon._daemon import REPO, DaemonProcess
+from tests.harness.daemon import REPO, DaemonProcess
 
 PLUGIN = REPO / "plugin-bridge"
 NPX = shutil.which("npx")

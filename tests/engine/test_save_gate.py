@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from tests.core.test_intake import B64, fake, jwt, pem, upper_fake
-from tests.daemon._daemon import REPO, DaemonProcess, wait_until
+from tests.harness.daemon import REPO, DaemonProcess, wait_until
 from vaultmem.api.client import Client
 from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app

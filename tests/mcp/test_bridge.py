@@ -22,7 +22,8 @@ from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.conftest import REPO
-from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
+from tests.harness.daemon import DaemonProcess, wait_until
+from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.mcp.tools import GUIDE, TOOLS
 from vaultmem.vault.frontmatter import parse
 

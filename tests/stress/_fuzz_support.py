@@ -25,7 +25,8 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from tests.daemon._daemon import REPO, DaemonProcess, redated_sample_vault, wait_until
+from tests.harness.daemon import REPO, DaemonProcess, wait_until
+from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.api.client import Client
 from vaultmem.api.schemas import REF, REQUESTS, ROUTES, Route
 

@@ -61,7 +61,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.daemon._daemon import DaemonProcess, redated_sample_vault, wait_until
+from tests.harness.daemon import DaemonProcess, wait_until
+from tests.harness.sample_vault import redated_sample_vault
 from tests.stress._level import LEVEL
 from tests.stress.crash_harness import (
     ACK,

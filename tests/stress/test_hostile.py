@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 import vaultmem.engine.indexer as indexer_module
-from tests.daemon._daemon import DaemonProcess, wait_until
+from tests.harness.daemon import DaemonProcess, wait_until
 from tests.stress import hostile_vault as hv
 from tests.stress._level import LEVEL
 from vaultmem.api.client import Client

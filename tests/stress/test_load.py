@@ -9,19 +9,15 @@ the index caught up with the disk, and the daemon's memory bounded.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import lancedb
 import pytest
 
-from tests.daemon._daemon import DaemonProcess
+from tests.harness import load
+from tests.harness.daemon import DaemonProcess
+from tests.harness.synthetic import generate_vault
 from tests.stress._level import LEVEL
-from tests.stress.synthetic import generate_vault
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-
-import stress_load
 
 
 def rss_bound(start_mb: float) -> float:
@@ -31,16 +27,16 @@ def rss_bound(start_mb: float) -> float:
 
 @pytest.mark.timeout(LEVEL.pick(150, 900))
 def test_concurrent_clients_with_a_syncing_vault(tmp_path: Path) -> None:
-    config = stress_load.LoadConfig(notes=LEVEL.pick(300, 2000), clients=LEVEL.pick(8, 16),
-                                    seconds=LEVEL.pick(15, 120), rss_interval=0.5,
-                                    flush_seconds=0.5)  # flushes race the sync and the clients
-    report = stress_load.run_load(tmp_path, config, log=tmp_path / "daemon.log")
-    stress_load.print_report(report)
+    config = load.LoadConfig(notes=LEVEL.pick(300, 2000), clients=LEVEL.pick(8, 16),
+                             seconds=LEVEL.pick(15, 120), rss_interval=0.5,
+                             flush_seconds=0.5)  # flushes race the sync and the clients
+    report = load.run_load(tmp_path, config, log=tmp_path / "daemon.log")
+    load.print_report(report)
 
     assert report.errors == []
     assert report.problems == []
     assert sum(report.churn.values()) == round(config.notes * config.churn)
-    for op, weight in stress_load.MIX.items():
+    for op, weight in load.MIX.items():
         if weight >= 5:
             assert report.latencies[op], f"no {op} request was made"
     assert report.rss is not None

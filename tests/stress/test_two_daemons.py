@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon._daemon import DaemonProcess, wait_until
+from tests.harness.daemon import DaemonProcess, wait_until
 from tests.stress._level import LEVEL
 from tests.stress.two_devices import MEMORIES, Syncer, notes, write_memory
 from vaultmem.vault.frontmatter import parse

@@ -19,16 +19,14 @@ from __future__ import annotations
 
 import bisect
 import functools
-import importlib.util
 import random
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import ModuleType
 
+from tests.harness.bench_vault import FOLDERS, TAGS
 from vaultmem.core.memory import MEMORY_TYPES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -62,21 +60,7 @@ _UNSAFE = re.compile(r"\[\[|\]\]|[#|`<>{}$\\*_~=]|^\s*[-+>\d]|https?:")
 _FRONTMATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
 
 
-def _bench_vault() -> ModuleType:
-    """scripts/bench_vault.py (the engine benchmark's generator), for its folders and tags."""
-    if "bench_vault" in sys.modules:
-        return sys.modules["bench_vault"]
-    spec = importlib.util.spec_from_file_location("bench_vault", REPO / "scripts/bench_vault.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_vault"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-_BENCH = _bench_vault()
-TOP_FOLDERS: tuple[str, ...] = tuple(f.split("/")[0] for f in _BENCH.FOLDERS)
-TAGS: tuple[str, ...] = _BENCH.TAGS
+TOP_FOLDERS: tuple[str, ...] = tuple(f.split("/")[0] for f in FOLDERS)
 
 
 def draw(rng: random.Random, table: Sequence[tuple[float, float]]) -> int:

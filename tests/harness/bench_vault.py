@@ -1,4 +1,5 @@
-"""Vaults for scripts/bench.py: copies of the real corpus and generated notes made of real chunks.
+"""Vaults for the benchmarks (scripts/bench.py, bench_daemon.py, bench_idle.py): copies of the
+real corpus and generated notes made of real chunks. synthetic.py uses its folders and tags.
 
 A generated note has optional YAML frontmatter (tags, created, aliases), sometimes an intro line
 with wikilinks and #tags, then 1-9 `##` sections whose text is a real corpus chunk (mean 5

@@ -10,7 +10,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from tests.stress.synthetic import NoteWriter, SyntheticVault  # isort: skip
+from tests.harness.synthetic import NoteWriter, SyntheticVault
 
 CHURN_KINDS = {"edit": 50, "create": 20, "rename": 15, "delete": 15}
 

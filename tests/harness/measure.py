@@ -1,9 +1,9 @@
-"""Shared pieces of scripts/stress_load.py and scripts/stress_scale.py: a real daemon on a
-synthetic vault, RSS sampling, percentiles and the machine facts printed with every figure."""
+"""Measuring a daemon process and its figures: RSS (sampled over time), CPU time, percentiles,
+directory sizes; used by the load runner and the benchmarks."""
 
 from __future__ import annotations
 
-import sys
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -11,21 +11,7 @@ from pathlib import Path
 
 import psutil
 
-SCRIPTS = Path(__file__).resolve().parent
-REPO = SCRIPTS.parent
-for _path in (str(SCRIPTS), str(REPO)):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
-
-from bench_support import load_average, machine_lines  # noqa: E402
-
-from tests.daemon._daemon import DaemonProcess  # noqa: E402
-
-REAL_MODEL_ENV = {"VAULTMEM_EMBEDDING_MODEL": "default", "HF_HUB_OFFLINE": "1",
-                  "TRANSFORMERS_OFFLINE": "1"}
-
-__all__ = ["DaemonProcess", "RssSampler", "daemon_for", "dir_bytes", "load_average",
-           "machine_lines", "percentile", "rss_mb", "say"]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def say(text: str = "") -> None:
@@ -42,18 +28,25 @@ def dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def daemon_for(vault: Path, data: Path, *, real_model: bool = False,
-               log: Path | None = None, **env: str) -> DaemonProcess:
-    """A DaemonProcess (not started) with the fake embedder, or the real model if asked."""
-    data.mkdir(parents=True, exist_ok=True)
-    daemon = DaemonProcess(vault, data, **(REAL_MODEL_ENV if real_model else {}), **env)
-    daemon.output = log
-    return daemon
-
-
 def rss_mb(pid: int) -> float:
     rss: int = psutil.Process(pid).memory_info().rss
     return rss / 1e6
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) in MB (10^6 bytes) from /proc/<pid>/status."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            values[key] = int(rest.split()[0]) * 1024 / 1e6
+    return values["VmRSS"], values["VmHWM"]
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of the process (all its threads) from /proc/<pid>/stat."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 class RssSampler:

@@ -1,5 +1,6 @@
-"""Thirty search queries for scripts/bench.py, written for the vaultofknowledge corpus topics:
-short keyword look-ups, natural questions and longer descriptions, in about equal parts."""
+"""Thirty search queries for the benchmarks and the load run, written for the vaultofknowledge
+corpus topics: short keyword look-ups, natural questions and longer descriptions, in about equal
+parts."""
 
 QUERIES = (
     "Nyquist rate",

@@ -226,12 +226,9 @@ class Lifecycle:
         pins and edits recorded since the plan: writing the planned state would undo them);
         nothing when it is gone, moved or no longer active, or `change` declines."""
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
-            if not current or current[0].state.id != memory.state.id:
-                return []
-            now_ = current[0]
-            if not writable(now_) or now_.state.status != ACTIVE:
-                return []
-            rewrite = change(now_)
+            same = [m for m in current if m.state.id == memory.state.id and writable(m)
+                    and m.state.status == ACTIVE]
+            rewrite = change(same[0]) if same else None
             return [] if rewrite is None else [rewrite]
 
         return bool(self.engine.memories.rewrite([memory.path], plan))

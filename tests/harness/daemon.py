@@ -34,8 +34,9 @@ class DaemonProcess:
 
     def __init__(self, vault: Path, data: Path, *, settings: Mapping[str, str] = FAST_TEST_SETTINGS,
                  output: Path | None = None, log_level: str | None = "warning",
-                 client_timeout: float = 30.0, **env: str) -> None:
+                 client_timeout: float = 30.0, source: Path = REPO, **env: str) -> None:
         self.vault = vault
+        self.source = source  # the checkout whose `vaultmem` runs (a benchmark's baseline)
         self.data = data
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("VAULTMEM_")},
@@ -72,7 +73,8 @@ class DaemonProcess:
         log = self.output.open("ab") if self.output is not None else None
         started = time.perf_counter()
         self.proc = subprocess.Popen(
-            command, env=self.env, cwd=REPO, stdout=log or subprocess.PIPE,
+            command, env={**self.env, "PYTHONPATH": str(self.source)}, cwd=self.source,
+            stdout=log or subprocess.PIPE,
             stderr=subprocess.STDOUT if log else subprocess.PIPE,
         )
         if log is not None:

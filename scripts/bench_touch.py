@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -56,7 +57,7 @@ def lance_versions(data: Path) -> int:
     return sum(1 for _ in (data / "lance").glob("*.lance/_versions/*.manifest"))
 
 
-def flush_runs(status: dict) -> tuple[int, float]:
+def flush_runs(status: dict[str, Any]) -> tuple[int, float]:
     job = next(j for j in status["daemon"]["jobs"] if j["name"] == "flush")
     return int(job["runs"]), float(job["last_duration_s"] or 0.0)
 
@@ -88,7 +89,7 @@ def one_round(source: Path, vault: Path, work: Path, memory_ids: list[str],
         daemon.stop()
 
 
-def watch_flushes(status: Callable[[], dict], runs_before: int) -> dict[int, float]:
+def watch_flushes(status: Callable[[], dict[str, Any]], runs_before: int) -> dict[int, float]:
     """{run number: duration} of every flush run until nothing is pending (polled often enough
     to see each run: they are FLUSH_EVERY_S apart)."""
     seen: dict[int, float] = {}

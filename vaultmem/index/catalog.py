@@ -104,7 +104,7 @@ class Catalog:
     def records_for(self, paths: Iterable[str]) -> dict[str, NoteRecord]:
         """The rows of just these paths (a search's candidates, a sync's batch): one query
         per 500 paths."""
-        wanted = sorted(set(paths))
+        wanted = sorted({p for p in paths if _storable(p)})
         found: dict[str, NoteRecord] = {}
         for start in range(0, len(wanted), _PER_QUERY):
             part = wanted[start : start + _PER_QUERY]
@@ -116,7 +116,7 @@ class Catalog:
 
     def names_for(self, paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
         """Title and aliases of each known path (lighter than `records_for`)."""
-        wanted = list(dict.fromkeys(paths))
+        wanted = [p for p in dict.fromkeys(paths) if _storable(p)]
         found: dict[str, tuple[str, tuple[str, ...]]] = {}
         for start in range(0, len(wanted), _PER_QUERY):
             part = wanted[start : start + _PER_QUERY]
@@ -212,6 +212,17 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _storable(path: str) -> bool:
+    """False for a path with undecodable bytes (a file name that is not UTF-8, as the watcher
+    hands it over): the catalog never holds one (the scan records such a file under an escaped
+    name), and SQLite cannot take it."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _to_row(record: NoteRecord) -> tuple[object, ...]:

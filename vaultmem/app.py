@@ -26,7 +26,7 @@ from vaultmem.core.reinforce import ReinforceParams
 from vaultmem.engine.consolidation import Consolidator
 from vaultmem.engine.device import device_id
 from vaultmem.engine.engine import Engine, EngineParams
-from vaultmem.engine.indexer import Indexer, IndexerSettings, Progress
+from vaultmem.engine.indexer import Indexer, IndexerOptions, Progress
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_store import MemoryStore
@@ -212,10 +212,9 @@ def index_options(settings: Settings) -> IndexOptions:
                         metadata_cache_mb=s.metadata_cache_mb)
 
 
-def indexer_settings(settings: Settings) -> IndexerSettings:
+def indexer_options(settings: Settings) -> IndexerOptions:
     s = settings
-    return IndexerSettings(chunk_max_chars=s.chunk_max_chars, chunk_min_chars=s.chunk_min_chars,
-                           max_note_bytes=s.max_note_bytes)
+    return IndexerOptions(chunk_max_chars=s.chunk_max_chars, chunk_min_chars=s.chunk_min_chars)
 
 
 def build_app(
@@ -225,11 +224,12 @@ def build_app(
     root = settings.require_vault().resolve()
     data_dir = settings.vault_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # index and catalog: private
-    rules = IgnoreRules.from_vault(root, extra_folders=settings.ignore_folders)
+    rules = IgnoreRules.from_vault(root, extra_folders=settings.ignore_folders,
+                                   max_note_bytes=settings.max_note_bytes)
     catalog = Catalog(data_dir / "catalog.sqlite3")
     embedder = embedder or make_embedder(settings.embedding_model)
     index = LazyIndex(data_dir / "lance", embedder.name, index_options(settings))
-    indexer = Indexer(root, rules, catalog, index, embedder, indexer_settings(settings))
+    indexer = Indexer(root, rules, catalog, index, embedder, indexer_options(settings))
     device = device_id(data_dir, settings.device_id)
     ledger = UsageJournal(data_dir / "usage.sqlite3") if journal is None else None
     memories = MemoryStore(root, rules, catalog, device=device, ledger=ledger, journal=journal,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from vaultmem.app import indexer_settings
+from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
 from vaultmem.engine.indexer import Indexer
 from vaultmem.index.catalog import Catalog
@@ -22,6 +22,7 @@ pytestmark = pytest.mark.timeout(120)
 
 EMBEDDER = FakeEmbedder(32)
 MEMORY = "memories/2024-05-01 ssh-keys.md"
+OPTIONS = index_options(Settings())
 STM = {"stm_created": "2024-05-01T10:00:00+00:00", "stm_last_used": "2024-05-01T10:00:00+00:00",
        "stm_use_count": "1", "stm_strength": "0.5"}
 
@@ -30,7 +31,7 @@ class CountingStore:
     """The real chunk index, recording every call that may write to it."""
 
     def __init__(self, path: Path) -> None:
-        self.index = LanceIndex(path, EMBEDDER.name)
+        self.index = LanceIndex(path, EMBEDDER.name, OPTIONS)
         self.writes: list[dict[str, Any]] = []
 
     def __call__(self) -> CountingStore:
@@ -77,7 +78,7 @@ def vault(tmp_path: Path) -> Path:
 def make_indexer(tmp_path: Path, vault: Path, catalog: Catalog) -> tuple[Indexer, CountingStore]:
     store = CountingStore(tmp_path / "lance")
     indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, EMBEDDER,
-                      indexer_settings(Settings()))
+                      indexer_options(Settings()))
     return indexer, store
 
 
@@ -178,3 +179,19 @@ def test_after_a_rebuild_on_open_later_batches_keep_the_rest_of_the_catalog(
         assert store.index.stats()["chunks"] == 7
     finally:
         store.index.close()
+
+
+def test_a_batch_with_a_file_name_that_is_not_utf8_is_reported_not_fatal(
+    indexed: tuple[Indexer, CountingStore], vault: Path, catalog: Catalog
+) -> None:
+    """The watcher hands such a name over with undecodable bytes (surrogates), which SQLite
+    cannot take; the catalog holds the file under an escaped name, as the full scan does."""
+    indexer, _ = indexed
+    raw = bytes(vault / "notes") + b"/bad-\xff\xfe.md"
+    with open(raw, "wb") as handle:
+        handle.write(b"# Bad name\n")
+    path = "notes/" + (b"bad-\xff\xfe.md").decode("utf-8", "surrogateescape")
+    assert catalog.records_for([path]) == {}
+    report = indexer.sync(paths=[path, "notes/note 2.md"])
+    assert report.skipped == 1
+    assert len(catalog.records()) == 8  # the seven notes and the skipped one, escaped

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from vaultmem.index.lance import LanceIndex
 from vaultmem.index.tables import fts_terms
 
-from ._support import EMBEDDER, all_notes
+from ._support import EMBEDDER, OPTIONS, all_notes
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LanceIndex]:
     path: Path = tmp_path_factory.mktemp("fts") / "index"
-    idx = LanceIndex(path, EMBEDDER.name)
+    idx = LanceIndex(path, EMBEDDER.name, OPTIONS)
     idx.apply(upserts=all_notes())
     yield idx
     idx.close()

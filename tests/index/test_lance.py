@@ -17,7 +17,7 @@ from vaultmem.index.lance import META_FILE, LanceIndex
 from vaultmem.index.tables import sql_string
 from vaultmem.index.upkeep import OPEN_FRAGMENT_LIMIT, Occasion
 
-from ._support import EMBEDDER, NOTES, all_notes, note
+from ._support import EMBEDDER, NOTES, OPTIONS, all_notes, note
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def index_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def index(index_dir: Path) -> LanceIndex:
-    idx = LanceIndex(index_dir, EMBEDDER.name)
+    idx = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     idx.apply(upserts=all_notes())
     return idx
 
@@ -45,7 +45,7 @@ def stored_vectors(index_dir: Path, path: str) -> np.ndarray:
 
 
 def test_new_index_is_empty_and_not_rebuilt(index_dir: Path) -> None:
-    idx = LanceIndex(index_dir, EMBEDDER.name)
+    idx = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert idx.rebuilt_reason is None
     assert idx.vector_search(EMBEDDER.embed_query("cats"), 5) == []
     assert idx.text_search("cats", 5) == []
@@ -139,7 +139,7 @@ def test_clear_empties_the_index_and_spends_the_rebuild_reason(index: LanceIndex
                                                                index_dir: Path) -> None:
     index.close()
     (index_dir / META_FILE).write_text("{not json")
-    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     reopened.apply(upserts=all_notes())
     assert reopened.rebuilt_reason is not None
     reopened.clear()
@@ -153,7 +153,7 @@ def test_clear_empties_the_index_and_spends_the_rebuild_reason(index: LanceIndex
 def test_reopen_sees_everything(index: LanceIndex, index_dir: Path) -> None:
     vectors = index.note_vectors()
     index.close()
-    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert reopened.rebuilt_reason is None
     reopened_vectors = reopened.note_vectors()
     assert reopened_vectors.keys() == vectors.keys()
@@ -164,12 +164,12 @@ def test_reopen_sees_everything(index: LanceIndex, index_dir: Path) -> None:
 
 def test_embedder_change_rebuilds_empty(index: LanceIndex, index_dir: Path) -> None:
     index.close()
-    reopened = LanceIndex(index_dir, "fake/other-model")
+    reopened = LanceIndex(index_dir, "fake/other-model", OPTIONS)
     assert reopened.rebuilt_reason == (
         f"embedding model changed from {EMBEDDER.name} to fake/other-model"
     )
     assert reopened.stats()["chunks"] == 0
-    assert LanceIndex(index_dir, "fake/other-model").rebuilt_reason is None
+    assert LanceIndex(index_dir, "fake/other-model", OPTIONS).rebuilt_reason is None
 
 
 def test_schema_version_change_rebuilds(index: LanceIndex, index_dir: Path) -> None:
@@ -177,7 +177,7 @@ def test_schema_version_change_rebuilds(index: LanceIndex, index_dir: Path) -> N
     meta_path = index_dir / META_FILE
     meta = json.loads(meta_path.read_text())
     meta_path.write_text(json.dumps({**meta, "schema_version": 0}))
-    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert reopened.rebuilt_reason is not None and "schema" in reopened.rebuilt_reason
     assert reopened.stats()["chunks"] == 0
 
@@ -188,7 +188,7 @@ def test_an_index_with_the_old_notes_table_is_rebuilt_without_it(index: LanceInd
     lancedb.connect(str(index_dir)).create_table("notes", pa.table({"path": ["a.md"]}))
     meta_path = index_dir / META_FILE
     meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "schema_version": 2}))
-    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert reopened.rebuilt_reason == "index schema changed from v2 to v3"
     assert not (index_dir / "notes.lance").exists()
     assert reopened.stats()["chunks"] == 0
@@ -219,7 +219,7 @@ def test_damaged_index_is_rebuilt_not_a_crash(
     index.close()
     (index_dir / "unrelated.txt").write_text("keep me")
     damage(index_dir)  # type: ignore[operator]
-    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert reopened.rebuilt_reason is not None
     assert reopened.stats()["chunks"] == 0
     assert (index_dir / "unrelated.txt").read_text() == "keep me"
@@ -231,7 +231,7 @@ def test_index_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
     with pytest.raises(IndexError_):
-        LanceIndex(target, EMBEDDER.name)
+        LanceIndex(target, EMBEDDER.name, OPTIONS)
 
 
 def test_vector_dim_mismatch_is_an_index_error(index: LanceIndex) -> None:
@@ -274,7 +274,7 @@ def test_related_and_note_vectors(index: LanceIndex) -> None:
 
 
 def test_many_single_note_applies_then_optimize(index_dir: Path) -> None:
-    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=0))
+    idx = LanceIndex(index_dir, EMBEDDER.name, replace(OPTIONS, optimize_every=0))
     for i in range(200):
         idx.apply(upserts=[note(f"n/{i:03}.md", f"Note number n{i} about topic t{i % 7}.")])
     before = idx.stats()
@@ -286,12 +286,12 @@ def test_many_single_note_applies_then_optimize(index_dir: Path) -> None:
     after = idx.stats()
     assert after["chunk_fragments"] < 5 and after["chunks"] == 200
     assert idx.text_search("n77", 1)[0].path == "n/077.md"
-    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert reopened.vector_search(query, 1)[0].path == "n/123.md"
 
 
 def test_optimize_runs_automatically(index_dir: Path) -> None:
-    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=10))
+    idx = LanceIndex(index_dir, EMBEDDER.name, replace(OPTIONS, optimize_every=10))
     for i in range(20):
         idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
     stats = idx.stats()
@@ -302,7 +302,7 @@ def test_optimize_runs_automatically(index_dir: Path) -> None:
 
 
 def test_upkeep_optimises_only_when_the_policy_says_so(index_dir: Path) -> None:
-    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=0))
+    idx = LanceIndex(index_dir, EMBEDDER.name, replace(OPTIONS, optimize_every=0))
     assert idx.upkeep(Occasion.SCHEDULED) is None  # nothing written
     for i in range(3):
         idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
@@ -316,18 +316,18 @@ def test_upkeep_optimises_only_when_the_policy_says_so(index_dir: Path) -> None:
 
 def test_opening_an_index_with_leftover_fragments_optimises_it(index_dir: Path) -> None:
     # an earlier process wrote a few small batches and stopped before its next optimise
-    idx = LanceIndex(index_dir, EMBEDDER.name, IndexOptions(optimize_every=0))
+    idx = LanceIndex(index_dir, EMBEDDER.name, replace(OPTIONS, optimize_every=0))
     for i in range(OPEN_FRAGMENT_LIMIT + 3):
         idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
     assert idx.stats()["chunk_fragments"] > OPEN_FRAGMENT_LIMIT
     idx.close()
-    reopened = LanceIndex(index_dir, EMBEDDER.name)
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert reopened.stats()["chunk_fragments"] <= 2
     assert reopened.text_search("n3", 1)[0].path == "n/3.md"
 
 
 def test_searches_on_an_emptied_chunks_table(index_dir: Path) -> None:
-    idx = LanceIndex(index_dir, EMBEDDER.name)
+    idx = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     idx.apply(upserts=[note("a.md", "alpha beta")])
     idx.apply(deletes=["a.md"])
     assert idx.text_search("alpha", 5) == []  # the FTS index is first built on an empty table
@@ -351,19 +351,11 @@ def _cache_after_edits(index_dir: Path, options: IndexOptions, edits: int) -> in
 def test_lancedb_caches_stay_within_their_limits(tmp_path: Path) -> None:
     # LanceDB keeps every version's manifest: unbounded, the cache grows with every edit
     edits, cap = 80, 2**20
-    unbounded = _cache_after_edits(tmp_path / "a", IndexOptions(optimize_every=25), edits)
-    small = IndexOptions(optimize_every=25, index_cache_mb=1, metadata_cache_mb=1)
+    unbounded = _cache_after_edits(tmp_path / "a", replace(OPTIONS, optimize_every=25), edits)
+    small = replace(OPTIONS, optimize_every=25, index_cache_mb=1, metadata_cache_mb=1)
     bounded = _cache_after_edits(tmp_path / "b", small, edits)
     assert unbounded > 2 * cap  # the test can fail: the workload does outgrow the limit
     assert bounded <= 2 * cap
-
-
-def test_settings_and_index_options_share_their_defaults() -> None:
-    from vaultmem.config import Settings
-
-    settings, options = Settings(), IndexOptions()
-    assert (settings.optimize_every_writes, settings.index_cache_mb, settings.metadata_cache_mb) \
-        == (options.optimize_every, options.index_cache_mb, options.metadata_cache_mb)
 
 
 def test_the_app_opens_the_index_with_the_configured_limits(tmp_path: Path) -> None:
@@ -388,7 +380,7 @@ def test_the_app_opens_the_index_with_the_configured_limits(tmp_path: Path) -> N
 def test_searches_go_on_while_an_optimise_runs(tmp_path: Path) -> None:
     import threading
 
-    index = LanceIndex(tmp_path / "index", EMBEDDER.name)
+    index = LanceIndex(tmp_path / "index", EMBEDDER.name, OPTIONS)
     try:
         index.apply(upserts=all_notes())
         started, release = threading.Event(), threading.Event()

@@ -133,7 +133,7 @@ def test_too_large_and_not_regular(tmp_path: Path) -> None:
     _touch(tmp_path, "big.md", b"x" * 101)
     _touch(tmp_path, "small.md", b"x" * 100)
     os.mkfifo(tmp_path / "pipe.md")
-    result = scan_vault(tmp_path, IgnoreRules.from_vault(tmp_path), max_bytes=100)
+    result = scan_vault(tmp_path, IgnoreRules.from_vault(tmp_path, max_note_bytes=100))
     assert list(result.files) == ["small.md"]
     assert sorted(result.skipped) == [("big.md", "too large"), ("pipe.md", "not a regular file")]
 

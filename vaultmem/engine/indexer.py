@@ -13,13 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from vaultmem.core.chunking import Chunk, chunk_markdown, embedding_text
-from vaultmem.core.memory import future_problem, is_memory, state_from_fields
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
+from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
@@ -28,7 +27,6 @@ from vaultmem.vault.notes import Note, read_note
 from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 
 Progress = Callable[[int, int], None]
-INDEXED, SKIPPED, FAILED = "indexed", "skipped", "failed"
 
 
 class ChunkStore(Protocol):
@@ -83,10 +81,9 @@ class SyncReport:
 
 
 @dataclass(frozen=True)
-class IndexerSettings:
+class IndexerOptions:
     chunk_max_chars: int
     chunk_min_chars: int
-    max_note_bytes: int
     batch_chunks: int = 256  # not a setting: chunks embedded per index write
 
 
@@ -98,14 +95,14 @@ class Indexer:
         catalog: Catalog,
         store: StoreHandle,
         embedder: Embedder,
-        settings: IndexerSettings,
+        options: IndexerOptions,
     ) -> None:
         self.root = root
         self.rules = rules
         self.catalog = catalog
         self._store = store
         self.embedder = embedder
-        self.settings = settings
+        self.options = options
         self._identity_checked = False
 
     # public -------------------------------------------------------------------------------
@@ -177,12 +174,12 @@ class Indexer:
         self, paths: Collection[str] | None
     ) -> tuple[dict[str, FileStat], list[tuple[str, str]]]:
         if paths is None:
-            scan = scan_vault(self.root, self.rules, max_bytes=self.settings.max_note_bytes)
+            scan = scan_vault(self.root, self.rules)
             return scan.files, scan.skipped
         files: dict[str, FileStat] = {}
         skipped: list[tuple[str, str]] = []
         for path in sorted(set(paths)):
-            one = scan_one(self.root, path, self.rules, max_bytes=self.settings.max_note_bytes)
+            one = scan_one(self.root, path, self.rules)
             files.update(one.files)
             skipped.extend(one.skipped)
         return files, skipped
@@ -245,10 +242,10 @@ class Indexer:
         report: SyncReport,
     ) -> None:
         moved_to = {new: old for old, new in plan.moves}
-        moves = [(old, self._record(self._note(new, parsed), known[old].chunk_count))
+        moves = [(old, note_record(self._note(new, parsed), known[old].chunk_count))
                  for old, new in plan.moves]
         metas = [
-            self._record(self._note(path, parsed), known[moved_to.get(path, path)].chunk_count)
+            note_record(self._note(path, parsed), known[moved_to.get(path, path)].chunk_count)
             for path in plan.meta_changes
         ]
         metas = [m for m in metas if m.path not in moved_to]  # the move carries the new record
@@ -273,7 +270,7 @@ class Indexer:
         if was_indexed:
             self._store().apply(deletes=was_indexed)
         self.catalog.apply(
-            _placeholder(path, FAILED, reason, self.root) for path, reason in failed.items()
+            placeholder(path, FAILED, reason, self.root) for path, reason in failed.items()
         )
 
     def _record_skipped(
@@ -290,7 +287,7 @@ class Indexer:
             self._store().apply(deletes=was_indexed)
         if skipped or stale:
             self.catalog.apply(
-                (_placeholder(p, SKIPPED, reason, self.root) for p, reason in skipped),
+                (placeholder(p, SKIPPED, reason, self.root) for p, reason in skipped),
                 deletes=stale,
             )
         report.skipped = len(skipped)
@@ -323,7 +320,7 @@ class Indexer:
             chunks = self._chunks(note)
             pending.append((note, chunks))
             pending_chunks += len(chunks)
-            if pending_chunks >= self.settings.batch_chunks:
+            if pending_chunks >= self.options.batch_chunks:
                 yield self._embed(pending)
                 pending, pending_chunks = [], 0
         if pending:
@@ -331,8 +328,8 @@ class Indexer:
 
     def _chunks(self, note: Note) -> list[Chunk]:
         chunks = chunk_markdown(
-            note.body, max_chars=self.settings.chunk_max_chars,
-            min_chars=self.settings.chunk_min_chars,
+            note.body, max_chars=self.options.chunk_max_chars,
+            min_chars=self.options.chunk_min_chars,
         )
         return chunks or [Chunk(index=0, heading="", text=note.title)]
 
@@ -351,7 +348,7 @@ class Indexer:
                     heading=chunk.heading, text=chunk.text, vector=vectors[row],
                 ))
                 row += 1
-            out.append((self._record(note, len(records)), records))
+            out.append((note_record(note, len(records)), records))
         return out
 
     def _note(self, path: str, parsed: dict[str, Note]) -> Note:
@@ -360,46 +357,3 @@ class Indexer:
             note = read_note(self.root, path)
             parsed[path] = note
         return note
-
-    def _record(self, note: Note, chunk_count: int) -> NoteRecord:
-        note_id = ""
-        if is_memory(note.fields):
-            note_id = str(note.fields.get("stm_id", "")).strip()
-        reason = ""
-        if note.frontmatter_error:
-            reason = f"frontmatter does not parse, body indexed only: {note.frontmatter_error}"
-        elif note.warnings:
-            reason = "; ".join(note.warnings)
-        reason = "; ".join(filter(None, [reason, _memory_problem(note)]))
-        return NoteRecord(
-            path=note.path, file_hash=note.file_hash, body_hash=note.body_hash,
-            title=note.title, tags=tuple(note.tags), aliases=tuple(note.aliases),
-            links=tuple(link.target for link in note.links), note_id=note_id,
-            status=INDEXED, reason=reason, mtime_ns=note.mtime_ns, size=note.size,
-            chunk_count=chunk_count,
-        )
-
-
-def _memory_problem(note: Note) -> str:
-    """Why a memory-like note is reported instead of handled as a memory ("" when fine)."""
-    if not is_memory(note.fields):
-        return ""
-    try:
-        state = state_from_fields(note.fields, tags=note.tags)
-    except ValueError as exc:
-        return f"not a valid memory, never written: {exc}"
-    problem = future_problem(state, datetime.now(UTC))
-    return f"memory left alone: {problem}" if problem else ""
-
-
-def _placeholder(path: str, status: str, reason: str, root: Path) -> NoteRecord:
-    try:
-        st = (root / path).lstat()
-        mtime_ns, size = st.st_mtime_ns, st.st_size
-    except OSError:
-        mtime_ns, size = 0, 0
-    return NoteRecord(
-        path=path, file_hash="", body_hash="", title=Path(path).stem, tags=(), aliases=(),
-        links=(), note_id="", status=status, reason=reason, mtime_ns=mtime_ns, size=size,
-        chunk_count=0,
-    )

@@ -17,14 +17,14 @@ Vector = npt.NDArray[np.float32]
 
 @dataclass(frozen=True)
 class IndexOptions:
-    """How the LanceDB store is maintained. Settings carries the same defaults."""
+    """How the LanceDB store is maintained (from Settings, which holds the defaults)."""
 
-    optimize_every: int = 50  # writes between automatic compactions (0: never)
+    optimize_every: int  # writes between automatic compactions (0: never)
     # LanceDB caches entries per table version (manifests, index metadata) and its own limits
     # are 6 GB and 1 GB: unbounded, a daemon grows with every write. The working set is small
     # (the full-text index of 50k chunks is ~8 MB), so these caps keep search fast and RSS flat.
-    index_cache_mb: int = 32
-    metadata_cache_mb: int = 16
+    index_cache_mb: int
+    metadata_cache_mb: int
 
 
 class Embedder(Protocol):

@@ -48,9 +48,8 @@ class LanceIndex:
     """The chunks table plus an in-memory vector mirror. Thread-safe."""
 
     def __init__(
-        self, path: Path, embedder_name: str, options: IndexOptions | None = None
+        self, path: Path, embedder_name: str, options: IndexOptions
     ) -> None:
-        options = options or IndexOptions()
         self.path = Path(path)
         self.embedder_name = embedder_name
         self.policy = UpkeepPolicy(every_writes=options.optimize_every)

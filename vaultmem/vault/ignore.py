@@ -32,16 +32,19 @@ class IgnoreRules:
     user_filters: tuple[_UserFilter, ...] = ()
     spec: pathspec.GitIgnoreSpec | None = None
     problems: tuple[str, ...] = field(default=())
+    #: Larger files are reported, not read (the `max_note_bytes` setting; None: no limit).
+    max_note_bytes: int | None = None
 
     @classmethod
     def from_vault(
-        cls, root: Path, *, extra_folders: Sequence[str] = (), config_dir: str = ".obsidian"
+        cls, root: Path, *, extra_folders: Sequence[str] = (), config_dir: str = ".obsidian",
+        max_note_bytes: int | None = None,
     ) -> IgnoreRules:
         problems: list[str] = []
         filters = _read_user_filters(root / config_dir / "app.json", problems)
         spec = _read_ignore_file(root / IGNORE_FILE, problems)
         folders = tuple(f.strip("/") for f in extra_folders if f.strip("/"))
-        return cls(config_dir, folders, filters, spec, tuple(problems))
+        return cls(config_dir, folders, filters, spec, tuple(problems), max_note_bytes)
 
     def reason(self, path: str, *, is_dir: bool = False) -> str | None:
         """None when `path` is not ignored, else a short human-readable reason."""

@@ -59,7 +59,6 @@ def _inside(real: str, real_root: str) -> bool:
 class _Walk:
     real_root: str
     rules: IgnoreRules
-    max_bytes: int
     result: ScanResult = field(default_factory=ScanResult)
     visited: set[tuple[int, int]] = field(default_factory=set)
     # Symlinked folders are walked after all real ones, so a folder is listed under its own
@@ -142,7 +141,7 @@ class _Walk:
             return
         if not stat.S_ISREG(info.st_mode):
             self.skip(rel, NOT_REGULAR)
-        elif info.st_size > self.max_bytes:
+        elif self.rules.max_note_bytes is not None and info.st_size > self.rules.max_note_bytes:
             self.skip(rel, TOO_LARGE)
         elif not os.access(path, os.R_OK):
             self.skip(rel, UNREADABLE)
@@ -150,12 +149,13 @@ class _Walk:
             self.result.files[rel] = FileStat(info.st_mtime_ns, info.st_size)
 
 
-def scan_vault(root: Path, rules: IgnoreRules, *, max_bytes: int = 20_000_000) -> ScanResult:
-    """Every note under `root` that `rules` do not ignore, with mtime and size."""
+def scan_vault(root: Path, rules: IgnoreRules) -> ScanResult:
+    """Every note under `root` that `rules` do not ignore, with mtime and size (a file larger
+    than the rules' `max_note_bytes` is reported as skipped)."""
     if not root.is_dir():
         raise NotFound(f"the vault folder {root} does not exist")
     real_root = os.path.realpath(root)
-    walk = _Walk(real_root, rules, max_bytes)
+    walk = _Walk(real_root, rules)
     walk.visited.add((os.stat(real_root).st_dev, os.stat(real_root).st_ino))
     pending = [("", str(root))]
     while pending or walk.linked:
@@ -169,12 +169,10 @@ def scan_vault(root: Path, rules: IgnoreRules, *, max_bytes: int = 20_000_000) -
     return walk.result
 
 
-def scan_one(
-    root: Path, rel: str, rules: IgnoreRules, *, max_bytes: int = 20_000_000
-) -> ScanResult:
+def scan_one(root: Path, rel: str, rules: IgnoreRules) -> ScanResult:
     """One vault path as the full scan would list or report it (for the watcher's batches).
     Folders are left out: the scan walks them rather than listing them."""
-    walk = _Walk(os.path.realpath(root), rules, max_bytes)
+    walk = _Walk(os.path.realpath(root), rules)
     path = os.path.join(root, rel)
     if rules.reason(rel) is not None or not is_note_name(rel) or not os.path.lexists(path):
         return walk.result

@@ -1,0 +1,59 @@
+"""What the catalog records of a note: its row when indexed, or a placeholder when skipped or
+failed (with the reason a user sees in `status`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from vaultmem.core.memory import future_problem, is_memory, state_from_fields
+from vaultmem.index.base import NoteRecord
+from vaultmem.vault.notes import Note
+
+INDEXED, SKIPPED, FAILED = "indexed", "skipped", "failed"
+
+
+def note_record(note: Note, chunk_count: int) -> NoteRecord:
+    """The catalog's row for a parsed note (its problems reported in `reason`)."""
+    note_id = ""
+    if is_memory(note.fields):
+        note_id = str(note.fields.get("stm_id", "")).strip()
+    reason = ""
+    if note.frontmatter_error:
+        reason = f"frontmatter does not parse, body indexed only: {note.frontmatter_error}"
+    elif note.warnings:
+        reason = "; ".join(note.warnings)
+    reason = "; ".join(filter(None, [reason, _memory_problem(note)]))
+    return NoteRecord(
+        path=note.path, file_hash=note.file_hash, body_hash=note.body_hash,
+        title=note.title, tags=tuple(note.tags), aliases=tuple(note.aliases),
+        links=tuple(link.target for link in note.links), note_id=note_id,
+        status=INDEXED, reason=reason, mtime_ns=note.mtime_ns, size=note.size,
+        chunk_count=chunk_count,
+    )
+
+
+def _memory_problem(note: Note) -> str:
+    """Why a memory-like note is reported instead of handled as a memory ("" when fine)."""
+    if not is_memory(note.fields):
+        return ""
+    try:
+        state = state_from_fields(note.fields, tags=note.tags)
+    except ValueError as exc:
+        return f"not a valid memory, never written: {exc}"
+    problem = future_problem(state, datetime.now(UTC))
+    return f"memory left alone: {problem}" if problem else ""
+
+
+def placeholder(path: str, status: str, reason: str, root: Path) -> NoteRecord:
+    """The catalog's row for a note that is skipped or failed (never read)."""
+    try:
+        st = (root / path).lstat()
+        mtime_ns, size = st.st_mtime_ns, st.st_size
+    except OSError:
+        mtime_ns, size = 0, 0
+    return NoteRecord(
+        path=path, file_hash="", body_hash="", title=Path(path).stem, tags=(), aliases=(),
+        links=(), note_id="", status=status, reason=reason, mtime_ns=mtime_ns, size=size,
+        chunk_count=0,
+    )

@@ -8,7 +8,6 @@ time out so a slow client cannot hold a worker; bodies are never logged.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import re
@@ -16,16 +15,15 @@ import socket
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from socketserver import TCPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import unquote
 
 from vaultmem import __version__
 from vaultmem.api.auth import PLUGIN_ORIGIN, check_host, check_origin, token_matches
+from vaultmem.api.http import TrackedHttpServer
 from vaultmem.api.ops import Api, parse_body, query_body
 from vaultmem.api.schemas import Route, match_path, openapi_document
 from vaultmem.errors import ConfigError, InvalidInput, VaultmemError
@@ -68,7 +66,7 @@ class ApiServer:
         self.port = port
         self.max_body = max_body
         self.request_timeout = request_timeout
-        self._httpd: _HttpServer | None = None
+        self._httpd: TrackedHttpServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -82,7 +80,7 @@ class ApiServer:
             return
         address, family = BIND_HOSTS[self.host]
         try:
-            httpd = _HttpServer((address, self.port), family, self)
+            httpd = TrackedHttpServer((address, self.port), family, self, _Handler)
         except OSError as exc:
             raise ConfigError(f"cannot listen on {address}:{self.port}: {exc.strerror or exc}"
                               ) from exc
@@ -113,82 +111,10 @@ class ApiServer:
         self.stop()
 
 
-@dataclass
-class _Connection:
-    sock: socket.socket
-    deadline: float | None
-
-
-class _HttpServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64
-
-    def __init__(self, address: tuple[str, int], family: socket.AddressFamily,
-                 owner: ApiServer) -> None:
-        self.address_family = family
-        self.owner = owner
-        self._active: dict[threading.Thread, _Connection] = {}
-        self._active_lock = threading.Lock()
-        super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        TCPServer.server_bind(self)  # HTTPServer's would do a reverse DNS lookup
-        self.server_name = str(self.server_address[0])
-        self.server_port = int(self.server_address[1])
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """One thread per connection, tracked so stop() can end and join them all."""
-        thread = threading.Thread(target=self._serve_one, args=(request, client_address),
-                                  name=f"vaultmem-http:{self.owner.port}:request",
-                                  daemon=True)
-        with self._active_lock:
-            self._active[thread] = _Connection(request, self._deadline())
-        thread.start()
-
-    def _serve_one(self, request: Any, client_address: Any) -> None:
-        try:
-            self.process_request_thread(request, client_address)
-        finally:
-            with self._active_lock:
-                self._active.pop(threading.current_thread(), None)
-
-    def _deadline(self) -> float:
-        return time.monotonic() + self.owner.request_timeout
-
-    def set_deadline(self, active: bool) -> None:
-        """The calling request's socket is closed if it is still reading the request (or
-        writing the answer) after request_timeout; no deadline while the operation runs."""
-        with self._active_lock:
-            connection = self._active.get(threading.current_thread())
-            if connection is not None:
-                connection.deadline = self._deadline() if active else None
-
-    def service_actions(self) -> None:
-        """Called by serve_forever between polls: cut off clients that trickle bytes."""
-        now = time.monotonic()
-        with self._active_lock:
-            late = [c for c in self._active.values() if c.deadline is not None and c.deadline < now]
-        for connection in late:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
-
-    def close_connections(self, timeout: float) -> None:
-        with self._active_lock:
-            active = list(self._active.items())
-        for _, connection in active:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
-        for thread, _ in active:
-            thread.join(timeout)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("connection from %s failed", client_address, exc_info=True)
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = f"vaultmem/{__version__}"
-    server: _HttpServer
+    server: TrackedHttpServer
 
     def setup(self) -> None:
         self.connection = self.request

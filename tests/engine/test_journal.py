@@ -15,6 +15,7 @@ from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.vault.writes import sha256_bytes
 
 MEMORY_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
 MEMORY = "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
@@ -103,28 +104,66 @@ def test_many_touches_coalesce_into_one_write(app: App, vault: Path,
     assert "stm_use_count: 56" in (vault / MEMORY).read_text(encoding="utf-8")
 
 
-def test_touches_over_the_api_read_the_note_twice_and_write_it_once(
+def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb(
     app: App, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The first touch parses the note (later ones find it parsed), the flush reads it afresh
-    and writes it once, guarded; nothing else reads or writes it."""
+    """Touches over the Api, then the daemon's flush (written into the note, recorded in the
+    catalog): the first touch parses the note (later ones find it parsed), the flush's guarded
+    write re-reads it once to check nobody changed it, and the catalog takes the note as
+    written. Two reads, one write, no LanceDB write."""
     from vaultmem.api.ops import Api
-    from vaultmem.vault import notes, writes
+    from vaultmem.vault import memories, notes
 
     reads: Counter[str] = Counter()
-    written: Counter[str] = Counter()
-    read, replace = notes._read_regular, writes._replace
-    monkeypatch.setattr(notes, "_read_regular",
-                        lambda absolute, rel: reads.update([rel]) or read(absolute, rel))
-    monkeypatch.setattr(writes, "_replace", lambda path, data, check: written.update(
-        [path.relative_to(app.root).as_posix()]) or replace(path, data, check))
+    writes: Counter[str] = Counter()
+    parse, guarded = notes._read_regular, memories.guarded_write
+
+    def counted_parse(absolute: Path, rel: str) -> object:
+        reads.update([rel])
+        return parse(absolute, rel)
+
+    def counted_write(path: Path, data: bytes, expected: str) -> object:
+        rel = path.relative_to(app.root).as_posix()
+        reads.update([rel])  # the guard reads the file to hash it
+        writes.update([rel])
+        return guarded(path, data, expected)
+
+    monkeypatch.setattr(notes, "_read_regular", counted_parse)
+    monkeypatch.setattr(memories, "guarded_write", counted_write)
+    index = app.index()
+    lance_writes: list[str] = []
+    for name in ("apply", "clear", "optimize"):
+        real = getattr(index, name)
+        monkeypatch.setattr(index, name, lambda *a, _n=name, _r=real, **k: (
+            lance_writes.append(_n), _r(*a, **k))[1])
     api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+    before = app.catalog.records_for([MEMORY])[MEMORY]
     for _ in range(20):
         api.call("touch", {"id": MEMORY_ID})
-    assert written == Counter() and reads == Counter({MEMORY: 1})
-    assert _store(app).flush().written == [MEMORY]
-    assert reads == Counter({MEMORY: 2}) and written == Counter({MEMORY: 1})
+    assert writes == Counter() and reads == Counter({MEMORY: 1})
+    assert app.engine.flush_usage().written == [MEMORY]
+    assert reads == Counter({MEMORY: 2}) and writes == Counter({MEMORY: 1})
+    assert lance_writes == []
+    after = app.catalog.records_for([MEMORY])[MEMORY]
+    assert after.file_hash != before.file_hash  # the catalog has the note as written
+    assert after.file_hash == sha256_bytes((app.root / MEMORY).read_bytes())
+    assert (after.mtime_ns, after.size) == (lambda st: (st.st_mtime_ns, st.st_size))(
+        (app.root / MEMORY).stat())
+    assert app.engine.sync_paths([MEMORY]).touched == 0  # the watcher's echo: nothing to do
     assert app.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 26
+    assert reads == Counter({MEMORY: 2})  # and neither needed the note read again
+
+
+def test_a_note_edited_after_the_flush_is_read_again(app: App) -> None:
+    """The catalog takes a flushed note as written only while the file is as written."""
+    app.engine.touch(MEMORY_ID, REFERENCE)
+    report = _store(app).flush()
+    path = app.root / MEMORY
+    path.write_text(path.read_text(encoding="utf-8") + "\nA line the user added.\n",
+                    encoding="utf-8")
+    app.engine.sync_paths(report.written, report.notes)
+    record = app.catalog.records_for([MEMORY])[MEMORY]
+    assert record.file_hash == sha256_bytes(path.read_bytes())
 
 
 def test_concurrent_touches_lose_no_increment(app: App, vault: Path) -> None:

@@ -174,10 +174,7 @@ class Daemon:
 
     def flush(self) -> FlushReport:
         assert self.app is not None
-        report = self.app.engine.memories.flush()
-        if report.written:
-            self.app.engine.sync_paths(report.written)  # our own write: metadata only
-        return report
+        return self.app.engine.flush_usage()
 
     def status(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,7 @@ Every method takes an explicit `now`; the edges (CLI, server, scheduler) read th
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +33,7 @@ from vaultmem.core.reinforce import (
 )
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.indexer import Indexer, Progress, SyncReport
+from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.search_context import query_context
@@ -41,6 +42,7 @@ from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.index.base import Embedder
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
+from vaultmem.vault.notes import Note
 
 REVIEW_RELEVANCE_FLOOR = 0.3
 # Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
@@ -139,9 +141,20 @@ class Engine:
                 return self.indexer.rebuild(progress)
             return self.indexer.sync(progress=progress)
 
-    def sync_paths(self, paths: Collection[str]) -> SyncReport:
+    def flush_usage(self) -> FlushReport:
+        """Write the journal's pending uses into their notes (the daemon's flush job) and record
+        the notes as written in the catalog: no note is read again, LanceDB is not written."""
+        report = self.memories.flush()
+        if report.written:
+            self.sync_paths(report.written, report.notes)
+        return report
+
+    def sync_paths(
+        self, paths: Collection[str], written: Mapping[str, Note] | None = None
+    ) -> SyncReport:
+        """Sync just these paths; `written`: notes vaultmem just wrote (see Indexer.sync)."""
         with self._sync_lock:
-            return self.indexer.sync(paths=paths)
+            return self.indexer.sync(paths=paths, written=written)
 
     # reading ------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ catalog rows.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -108,14 +108,19 @@ class Indexer:
     # public -------------------------------------------------------------------------------
 
     def sync(
-        self, paths: Collection[str] | None = None, progress: Progress | None = None
+        self, paths: Collection[str] | None = None, progress: Progress | None = None,
+        written: Mapping[str, Note] | None = None,
     ) -> SyncReport:
-        """Bring the index in line with the vault: all of it, or just `paths` (watcher)."""
+        """Bring the index in line with the vault: all of it, or just `paths` (watcher).
+        `written`: notes vaultmem itself just wrote, parsed; one whose file still has the
+        written mtime and size is taken as it is instead of being read again."""
         started = time.perf_counter()
         report = SyncReport(rebuilt_reason=self._check_identity(full=paths is None))
         known = self.catalog.records() if paths is None else self.catalog.records_for(paths)
         stats, skipped = self._stat(paths)
-        parsed: dict[str, Note] = {}
+        parsed = {path: note for path, note in (written or {}).items()
+                  if path in stats and (stats[path].mtime_ns, stats[path].size)
+                  == (note.mtime_ns, note.size)}
         failed: dict[str, str] = {}
         disk = self._disk_fingerprints(stats, known, parsed, failed)
         index = {
@@ -196,6 +201,9 @@ class Indexer:
             rec = known.get(path)
             if rec and rec.status != SKIPPED and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size):
                 disk[path] = Fingerprint(rec.body_hash, rec.file_hash)
+                continue
+            if path in parsed:
+                disk[path] = Fingerprint(parsed[path].body_hash, parsed[path].file_hash)
                 continue
             try:
                 note = read_note(self.root, path)

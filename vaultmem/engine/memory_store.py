@@ -188,13 +188,14 @@ class MemoryStore:
         report = FlushReport(written=[], retry=[])
         for pending in self.journal.all() if self.journal is not None else ():
             try:
-                path = self._flush_one(pending)
+                note = self._flush_one(pending)
             except (NoteError, NotFound, OSError) as exc:  # ConcurrentEdit is a NoteError
                 message = exc.message if isinstance(exc, VaultmemError) else str(exc)
                 report.retry.append((pending.path, message))
                 continue
-            if path is not None:
-                report.written.append(path)
+            if note is not None:
+                report.written.append(note.path)
+                report.notes[note.path] = note
         return report
 
     # recording ----------------------------------------------------------------------------
@@ -232,9 +233,19 @@ class MemoryStore:
         check_writable(memory)
         updates = stm_updates(self._state(memory.note), change.state)  # from the file's own
         edit = NoteEdit(updates, change.related, change.copy_links, change.section)
-        return edit_memory_note(self.root, memory.path, memory.text, memory.note.file_hash, edit)
+        try:
+            written = edit_memory_note(self.root, memory.path, memory.text,
+                                       memory.note.file_hash, edit)
+        except (NoteError, OSError):  # ConcurrentEdit is a NoteError: the cache is stale
+            self._cache.pop(memory.path, None)
+            raise
+        if written is not None and self.journal is not None:  # the next read needs no parse
+            note, text = written
+            self._cache[memory.path] = ((note.mtime_ns, note.size),
+                                        MemoryNote(memory.path, note, self._state(note), text))
+        return written
 
-    def _flush_one(self, pending: Pending) -> str | None:
+    def _flush_one(self, pending: Pending) -> Note | None:
         assert self.journal is not None
         with self._lock:
             memory = self._holder(pending)
@@ -244,13 +255,13 @@ class MemoryStore:
             new = rebase(state_from_fields(pending.fields, tags=memory.note.tags), memory.state)
             written = self._edit(Rewrite(memory, new))
             self.journal.clear(pending.memory_id, pending.version)
-            return memory.path if written is not None else None
+            return written[0] if written is not None else None
 
     def _holder(self, pending: Pending) -> MemoryNote | None:
         """The memory as its file holds it, found at its recorded path or by id; None only
         when no note in the vault has its id (the catalog may still show a renamed note at its
         old path, and dropping the pending state then would lose recorded uses)."""
-        memory = self._fresh(pending.path)
+        memory = self._file(pending.path)  # as parsed at the touch, if the file is unchanged
         if memory is None or memory.state.id != pending.memory_id:
             try:
                 memory = self._fresh(self.resolve(pending.memory_id))

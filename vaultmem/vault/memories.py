@@ -274,5 +274,5 @@ def edit_memory_note(
     if new_text == text:
         return None
     data = new_text.encode("utf-8")
-    guarded_write(root / path, data, file_hash)
-    return parse_note(path, data), new_text
+    written = guarded_write(root / path, data, file_hash)
+    return parse_note(path, data, mtime_ns=written.st_mtime_ns), new_text

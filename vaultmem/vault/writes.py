@@ -109,25 +109,29 @@ def _real_target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def _replace(path: Path, data: bytes, check: Callable[[Path], None] | None) -> None:
+def _replace(path: Path, data: bytes, check: Callable[[Path], None] | None) -> os.stat_result:
+    """Returns the written file's stat (taken from the temp file just before the rename, which
+    keeps it: a later stat that differs means someone else wrote since)."""
     target = _real_target(path)
     temp = _write_temp(target.parent, data, _permission_bits(target))
     try:
         if check is not None:
             check(target)
+        written = os.stat(temp)
         os.replace(temp, target)
     except BaseException:
         _remove_quietly(temp)
         raise
     _fsync_dir(target.parent)
+    return written
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> os.stat_result:
     """Replace `path` with `data` atomically, keeping its permission bits."""
-    _replace(path, data, None)
+    return _replace(path, data, None)
 
 
-def guarded_write(path: Path, data: bytes, expected_hash: str) -> None:
+def guarded_write(path: Path, data: bytes, expected_hash: str) -> os.stat_result:
     """Like atomic_write, but only if the file still has `expected_hash` (else ConcurrentEdit).
 
     The temp file is fully written before the check, so the window in which an edit can slip in
@@ -144,7 +148,7 @@ def guarded_write(path: Path, data: bytes, expected_hash: str) -> None:
         if sha256_bytes(current) != expected_hash:
             raise ConcurrentEdit(f"{path} changed since it was read; nothing was written")
 
-    _replace(path, data, still_unchanged)
+    return _replace(path, data, still_unchanged)
 
 
 def create_new(path: Path, data: bytes) -> None:

@@ -59,13 +59,17 @@ def imported_modules(tree: ast.Module) -> list[str]:
     return names
 
 
+def _name(expr: ast.expr) -> str:
+    """`x` of `x` or of `a.x`; "" for anything else."""
+    return expr.attr if isinstance(expr, ast.Attribute) else getattr(expr, "id", "")
+
+
 def file_calls(tree: ast.Module) -> list[str]:
     """Calls that read or write a file's bytes, or rename or remove a file."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            name = _name(node.func)
             if name == "replace" and not _file_replace(node):
                 continue
             if name in FILE_CALLS:
@@ -89,8 +93,7 @@ def settings_reads(tree: ast.Module) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
-            owner = node.value
-            name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+            name = _name(node.value)
             if name in SETTINGS_NAMES:
                 found.append(f"line {node.lineno}: {name}.{node.attr}")
     return found

@@ -81,8 +81,7 @@ def one_round(source: Path, vault: Path, work: Path, memory_ids: list[str],
             started = time.perf_counter()
             client.call("POST", "/v1/touch", {"id": ids[i % len(ids)]})
             latencies.append((time.perf_counter() - started) * 1000)
-        durations = watch_flushes(daemon.status, runs_before)
-        time.sleep(1.0)  # the watcher's echo of the flushed notes is indexed (or ignored)
+        durations = watch_flushes(daemon.status, runs_before)  # the watcher's echo settles too
         return Round(latencies, sum(durations.values()), len(durations),
                      lance_versions(data) - versions_before)
     finally:
@@ -90,17 +89,24 @@ def one_round(source: Path, vault: Path, work: Path, memory_ids: list[str],
 
 
 def watch_flushes(status: Callable[[], dict[str, Any]], runs_before: int) -> dict[int, float]:
-    """{run number: duration} of every flush run until nothing is pending (polled often enough
-    to see each run: they are FLUSH_EVERY_S apart)."""
+    """{run number: duration} of every flush run that wrote this burst. A run's number and
+    duration are set together when it ends (a skipped check sets only the duration, so each
+    run's duration is taken when its number first shows). Polled until nothing is pending and
+    a flush interval more has passed, so a run still writing when the journal empties is seen
+    to its end."""
     seen: dict[int, float] = {}
 
-    def drained() -> bool:
+    def poll() -> bool:
         current = status()
         runs, duration = flush_runs(current)
         if runs > runs_before:
-            seen[runs] = duration
+            seen.setdefault(runs, duration)
         return current["daemon"]["pending_usage_writes"] == 0 and runs > runs_before
-    wait_until(drained, timeout=120, step=0.02)
+    wait_until(poll, timeout=120, step=0.02)
+    settle = time.monotonic() + 1.5 * FLUSH_EVERY_S
+    while time.monotonic() < settle:
+        poll()
+        time.sleep(0.02)
     return seen
 
 

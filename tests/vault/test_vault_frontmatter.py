@@ -6,8 +6,11 @@ import datetime as dt
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vaultmem.errors import FrontmatterError
+from vaultmem.vault import frontmatter
 from vaultmem.vault.frontmatter import (
     FrontmatterBlock,
     load_yaml,
@@ -243,3 +246,40 @@ class TestSplice:
         for bad in ("stm_bad key", "stm_x\n", "stm_", "stm_é"):
             with pytest.raises(ValueError):
                 splice_stm("---\n---\n", {bad: "x"})
+
+
+# ---- the rendering fast path gives the loaders' answer ------------------------------------
+
+_WORDS = st.text(alphabet="abcxyzABCXYZ019_-.:= ", min_size=1, max_size=12)
+_USES = st.lists(st.tuples(st.text(alphabet="az09._-", min_size=1, max_size=8),
+                           st.integers(0, 10**6)), min_size=1, max_size=3).map(
+    lambda pairs: " ".join(f"{device}={count}" for device, count in pairs))
+_TIMESTAMPS = st.builds(
+    lambda y, mo, d, h, mi, s, frac, zone: f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}"
+                                           f"{frac}{zone}",
+    st.integers(0, 9999), st.integers(0, 19), st.integers(0, 39), st.integers(0, 29),
+    st.integers(0, 69), st.integers(0, 69), st.sampled_from(["", ".5", ".123456"]),
+    st.sampled_from(["Z", "+00:00", "-07:30", "+14:00"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_WORDS, _USES, _TIMESTAMPS, st.sampled_from(
+    ["active", "archived", "promoted", "yes", "No", "ON", "null", "Null", "inf", "nan", "y",
+     "e5", "a-b", "x_1", "2026-11-24T20:07:49+00:00", "2026-02-30T00:00:00+00:00", "=",
+     "a=1", "vm-08a9=1 desk=2", "-a=1", "1=2", "0x1=3"])))
+def test_strings_rendered_without_a_loader_are_what_the_loaders_say(value: str) -> None:
+    if frontmatter._plain_without_loading(value):
+        assert frontmatter._render_string_by_loading(value) == value
+    assert load_yaml(f"k: {render_scalar(value)}")["k"] in (value, _as_timestamp(value))
+
+
+def _as_timestamp(value: str) -> object:
+    try:
+        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def test_an_impossible_date_is_quoted_not_an_error() -> None:
+    assert render_scalar("2026-13-24T20:07:49+00:00") == '"2026-13-24T20:07:49+00:00"'

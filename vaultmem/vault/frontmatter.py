@@ -7,6 +7,7 @@ and leaves every other character of the note exactly as it was, then proves it b
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -132,15 +133,52 @@ def _render_float(value: float) -> str:
     return text if "." in text else text + ".0"
 
 
+#: A word YAML reads as the same string in 1.1 and 1.2 (letters first; no number, no null or
+#: boolean word): plain without asking a loader. Anything else takes the loaders' verdict.
+_PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null", "nan",
+                         "inf"})
+#: Per-device use counts as vaultmem writes them (`laptop-3f2a=4 desk.1=2`): never a number,
+#: a boolean, null or a date, and nothing a plain scalar must not hold.
+_USES_BY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*=[0-9]+( [A-Za-z0-9][A-Za-z0-9._\-]*=[0-9]+)*")
+#: The timestamps vaultmem writes (ISO 8601, seconds, an offset): plain, as the loaders' path
+#: decides for every valid one.
+_ISO_TIMESTAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})")
+
+
+def _plain_without_loading(value: str) -> bool:
+    """True when `value` is known to render plain (the same answer `_render_string`'s loaders
+    give; tests/vault/test_vault_frontmatter.py compares the two). A flush writes a few such
+    values per note, and the loaders were most of its time."""
+    if _PLAIN_WORD.fullmatch(value):
+        return value.casefold() not in _YAML_WORDS
+    if _USES_BY.fullmatch(value):
+        return True
+    if _ISO_TIMESTAMP.fullmatch(value):
+        try:
+            dt.datetime.fromisoformat(value)
+        except ValueError:
+            return False
+        return True
+    return False
+
+
 def _render_string(value: str) -> str:
     if _SURROGATE.search(value):
         raise ValueError("string contains lone surrogates; it cannot be written as UTF-8")
+    if _plain_without_loading(value):
+        return value
+    return _render_string_by_loading(value)
+
+
+def _render_string_by_loading(value: str) -> str:
     if not _plain_is_safe(value):
         return _double_quoted(value)
     try:
         loaded = load_yaml(f"k: {value}").get("k")
         loaded_1_1 = yaml.safe_load(f"k: {value}")["k"]
-    except (FrontmatterError, yaml.YAMLError):
+    except (FrontmatterError, yaml.YAMLError, ValueError):  # ValueError: e.g. month 13
         return _double_quoted(value)
     if isinstance(loaded, dt.date) and _looks_like_timestamp(value):
         return value
@@ -320,11 +358,17 @@ def _check_requested(key: str, value: Scalar, after: dict[str, object]) -> None:
     if value is None:
         ok = key not in after
     else:
-        ok = key in after and _same(after[key], load_yaml(f"k: {render_scalar(value)}")["k"])
+        ok = key in after and _same(after[key], _loaded_scalar(render_scalar(value)))
         if isinstance(value, str) and not isinstance(after.get(key), str | dt.date):
             ok = False
     if not ok:
         raise FrontmatterError(f"internal check failed: {key!r} did not get the requested value")
+
+
+@functools.lru_cache(maxsize=1024)
+def _loaded_scalar(rendered: str) -> object:
+    """What a reader gets for `k: <rendered>` (scalars only: immutable, so shared safely)."""
+    return load_yaml(f"k: {rendered}")["k"]
 
 
 def _check_untouched_lines(old_yaml: str, new_yaml: str, keys: set[str]) -> None:

@@ -154,6 +154,39 @@ def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb
     assert reads == Counter({MEMORY: 2})  # and neither needed the note read again
 
 
+def test_the_watchers_echo_during_a_flush_reads_no_note(
+    app: App, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The watcher may sync a flushed note while the flush is still writing others: the note
+    is known as written from the moment it is, so that sync reads nothing either."""
+    from vaultmem.vault import notes
+
+    app.engine.touch(MEMORY_ID, REFERENCE)
+    reads: Counter[str] = Counter()
+    parse = notes._read_regular
+
+    def counted_parse(absolute: Path, rel: str) -> object:
+        reads.update([rel])
+        return parse(absolute, rel)
+
+    store = _store(app)
+    flush = store.flush
+    echoes = []
+
+    def flush_with_an_echo(on_written: object = None) -> object:
+        def written(note: object) -> None:
+            on_written(note)  # type: ignore[operator]
+            echoes.append(app.engine.sync_paths([MEMORY]))  # the watcher, mid-flush
+        return flush(on_written=written)
+
+    monkeypatch.setattr(store, "flush", flush_with_an_echo)
+    monkeypatch.setattr(notes, "_read_regular", counted_parse)
+    assert app.engine.flush_usage().written == [MEMORY]
+    assert reads == Counter() and [e.meta_changed for e in echoes] == [1]
+    assert app.catalog.records_for([MEMORY])[MEMORY].file_hash == sha256_bytes(
+        (app.root / MEMORY).read_bytes())
+
+
 def test_a_note_edited_after_the_flush_is_read_again(app: App) -> None:
     """The catalog takes a flushed note as written only while the file is as written."""
     app.engine.touch(MEMORY_ID, REFERENCE)

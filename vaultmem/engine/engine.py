@@ -131,6 +131,8 @@ class Engine:
         self.embedder = embedder
         self.params = params
         self._sync_lock = threading.RLock()  # one index writer at a time
+        self._written: dict[str, Note] = {}  # flushed notes the catalog has not recorded yet
+        self._written_lock = threading.Lock()
         self.filters = FilterIndex(catalog)
 
     # indexing -----------------------------------------------------------------------------
@@ -143,18 +145,27 @@ class Engine:
 
     def flush_usage(self) -> FlushReport:
         """Write the journal's pending uses into their notes (the daemon's flush job) and record
-        the notes as written in the catalog: no note is read again, LanceDB is not written."""
-        report = self.memories.flush()
+        the notes as written in the catalog: no note is read again, LanceDB is not written.
+        Each note is known as written from the moment it is, so the watcher's echo of a write
+        that arrives while the flush goes on needs no read either."""
+        report = self.memories.flush(on_written=self._remember_written)
         if report.written:
-            self.sync_paths(report.written, report.notes)
+            self.sync_paths(report.written)
         return report
+
+    def _remember_written(self, note: Note) -> None:
+        with self._written_lock:
+            self._written[note.path] = note
 
     def sync_paths(
         self, paths: Collection[str], written: Mapping[str, Note] | None = None
     ) -> SyncReport:
-        """Sync just these paths; `written`: notes vaultmem just wrote (see Indexer.sync)."""
+        """Sync just these paths; `written`: notes vaultmem just wrote (see Indexer.sync), to
+        which the notes its flush wrote are added."""
+        with self._written_lock:
+            flushed = {p: self._written.pop(p) for p in paths if p in self._written}
         with self._sync_lock:
-            return self.indexer.sync(paths=paths, written=written)
+            return self.indexer.sync(paths=paths, written={**flushed, **(written or {})})
 
     # reading ------------------------------------------------------------------------------
 

@@ -183,8 +183,9 @@ class MemoryStore:
         with self._lock:
             return move_note(self.root, path, folder)
 
-    def flush(self) -> FlushReport:
-        """Write every pending state into its note (guarded); failures stay pending."""
+    def flush(self, on_written: Callable[[Note], None] | None = None) -> FlushReport:
+        """Write every pending state into its note (guarded); failures stay pending.
+        `on_written` hears of each note as written, as soon as it is."""
         report = FlushReport(written=[], retry=[])
         for pending in self.journal.all() if self.journal is not None else ():
             try:
@@ -196,6 +197,8 @@ class MemoryStore:
             if note is not None:
                 report.written.append(note.path)
                 report.notes[note.path] = note
+                if on_written is not None:
+                    on_written(note)
         return report
 
     # recording ----------------------------------------------------------------------------

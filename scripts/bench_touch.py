@@ -89,10 +89,9 @@ def one_round(source: Path, vault: Path, work: Path, memory_ids: list[str],
 
 
 def watch_flushes(status: Callable[[], dict[str, Any]], runs_before: int) -> dict[int, float]:
-    """{run number: duration} of every flush run that wrote this burst. A run's number and
-    duration are set together when it ends (a skipped check sets only the duration, so each
-    run's duration is taken when its number first shows). Polled until nothing is pending and
-    a flush interval more has passed, so a run still writing when the journal empties is seen
+    """{run number: duration} of every flush run that wrote this burst (the scheduler sets a
+    run's number and duration together when it ends). Polled until nothing is pending and a
+    flush interval more has passed, so a run still writing when the journal empties is seen
     to its end."""
     seen: dict[int, float] = {}
 
@@ -100,7 +99,7 @@ def watch_flushes(status: Callable[[], dict[str, Any]], runs_before: int) -> dic
         current = status()
         runs, duration = flush_runs(current)
         if runs > runs_before:
-            seen.setdefault(runs, duration)
+            seen[runs] = duration
         return current["daemon"]["pending_usage_writes"] == 0 and runs > runs_before
     wait_until(poll, timeout=120, step=0.02)
     settle = time.monotonic() + 1.5 * FLUSH_EVERY_S

@@ -83,6 +83,7 @@ def test_should_run_false_skips_and_is_recorded(
     entry = status_of(scheduler, "idle")
     assert entry["last_result"] == "skipped: nothing changed"
     assert entry["runs"] == 0 and body.count == 0
+    assert entry["last_duration_s"] is None  # a skip is no run: it has no duration
 
 
 @pytest.mark.timeout(30)

@@ -65,7 +65,7 @@ class _JobState:
     job: Job
     last_run: datetime | None = None
     last_result: str | None = None
-    last_duration_s: float | None = None
+    last_duration_s: float | None = None  # of the last run that ran (a skip takes no time)
     runs: int = 0
     paused_since: float | None = None  # monotonic time of the first run deferred in a row
 
@@ -186,8 +186,9 @@ class Scheduler:
         with self._status_lock:
             state.last_run = started
             state.last_result = result
-            state.last_duration_s = time.perf_counter() - t0
-            state.runs += int(ran)
+            if ran:
+                state.last_duration_s = time.perf_counter() - t0
+                state.runs += 1
 
     # status -------------------------------------------------------------------------------
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,17 +170,9 @@ def test_the_watchers_echo_during_a_flush_reads_no_note(
         reads.update([rel])
         return parse(absolute, rel)
 
-    store = _store(app)
-    flush = store.flush
     echoes = []
-
-    def flush_with_an_echo(on_written: object = None) -> object:
-        def written(note: object) -> None:
-            on_written(note)  # type: ignore[operator]
-            echoes.append(app.engine.sync_paths([MEMORY]))  # the watcher, mid-flush
-        return flush(on_written=written)
-
-    monkeypatch.setattr(store, "flush", flush_with_an_echo)
+    _between_write_and_record(app, monkeypatch,
+                              lambda: echoes.append(app.engine.sync_paths([MEMORY])))
     monkeypatch.setattr(notes, "_read_regular", counted_parse)
     assert app.engine.flush_usage().written == [MEMORY]
     assert reads == Counter() and [e.meta_changed for e in echoes] == [1]
@@ -187,16 +180,39 @@ def test_the_watchers_echo_during_a_flush_reads_no_note(
         (app.root / MEMORY).read_bytes())
 
 
-def test_a_note_edited_after_the_flush_is_read_again(app: App) -> None:
+def test_a_note_edited_after_the_flush_is_read_again(
+    app: App, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The catalog takes a flushed note as written only while the file is as written."""
     app.engine.touch(MEMORY_ID, REFERENCE)
-    report = _store(app).flush()
     path = app.root / MEMORY
-    path.write_text(path.read_text(encoding="utf-8") + "\nA line the user added.\n",
-                    encoding="utf-8")
-    app.engine.sync_paths(report.written, report.notes)
+
+    def user_edit() -> None:
+        path.write_text(path.read_text(encoding="utf-8") + "\nA line the user added.\n",
+                        encoding="utf-8")
+
+    _between_write_and_record(app, monkeypatch, user_edit)
+    assert app.engine.flush_usage().written == [MEMORY]
     record = app.catalog.records_for([MEMORY])[MEMORY]
     assert record.file_hash == sha256_bytes(path.read_bytes())
+
+
+def _between_write_and_record(
+    app: App, monkeypatch: pytest.MonkeyPatch, action: Callable[[], object]
+) -> None:
+    """Run `action` in the flush, after each note is written and before the catalog records
+    it (where the watcher's echo or a user's edit may land)."""
+    store = _store(app)
+    flush = store.flush
+
+    def flush_with_action(on_written: Callable[[Any], None] | None = None) -> Any:
+        def written(note: Any) -> None:
+            if on_written is not None:
+                on_written(note)
+            action()
+        return flush(on_written=written)
+
+    monkeypatch.setattr(store, "flush", flush_with_action)
 
 
 def test_concurrent_touches_lose_no_increment(app: App, vault: Path) -> None:

@@ -6,7 +6,7 @@ Every method takes an explicit `now`; the edges (CLI, server, scheduler) read th
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -157,15 +157,13 @@ class Engine:
         with self._written_lock:
             self._written[note.path] = note
 
-    def sync_paths(
-        self, paths: Collection[str], written: Mapping[str, Note] | None = None
-    ) -> SyncReport:
-        """Sync just these paths; `written`: notes vaultmem just wrote (see Indexer.sync), to
-        which the notes its flush wrote are added."""
+    def sync_paths(self, paths: Collection[str]) -> SyncReport:
+        """Sync just these paths (the watcher's batches, vaultmem's own writes); a note the
+        flush wrote is taken as written while its file is (see Indexer.sync)."""
         with self._written_lock:
-            flushed = {p: self._written.pop(p) for p in paths if p in self._written}
+            written = {p: self._written.pop(p) for p in paths if p in self._written}
         with self._sync_lock:
-            return self.indexer.sync(paths=paths, written={**flushed, **(written or {})})
+            return self.indexer.sync(paths=paths, written=written)
 
     # reading ------------------------------------------------------------------------------
 

@@ -14,11 +14,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from vaultmem.vault.notes import Note
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending (
@@ -141,9 +139,6 @@ def _pending(row: tuple[Any, ...]) -> Pending:
 class FlushReport:
     written: list[str]
     retry: list[tuple[str, str]]
-    #: the notes as written (with their mtime and size): a sync of these paths that finds the
-    #: files as written records them without reading them again
-    notes: dict[str, Note] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"written": self.written, "retry": [list(r) for r in self.retry]}

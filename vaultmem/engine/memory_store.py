@@ -196,7 +196,6 @@ class MemoryStore:
                 continue
             if note is not None:
                 report.written.append(note.path)
-                report.notes[note.path] = note
                 if on_written is not None:
                     on_written(note)
         return report

@@ -44,13 +44,13 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
 
 @pytest.fixture
 def api(app: App) -> Api:
-    return Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+    return app.api(clock=lambda: REFERENCE)
 
 
 @pytest.fixture
 def fresh(tmp_path: Path) -> Iterator[Api]:
     with sample_app(tmp_path) as app:
-        yield Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+        yield app.api(clock=lambda: REFERENCE)
 
 
 def test_operations_match_the_routes_and_schemas() -> None:
@@ -119,14 +119,14 @@ def test_unknown_ops_and_non_object_bodies_are_refused(api: Api) -> None:
 
 @pytest.mark.timeout(60)
 def test_health_and_status(app: App) -> None:
-    api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE,
+    api = app.api(clock=lambda: REFERENCE,
               daemon_status=lambda: {"pid": 42, "jobs": []})
     assert api.call("health", {}) == {"status": "ok", "version": __version__, "vault": "vault"}
     status = api.call("status", {})
     assert status["daemon"] == {"pid": 42, "jobs": []}
     assert status["memories"]["decisions"] == {"keep": 7, "forget": 3, "promote": 4}
     validate(RESPONSES["status"], status, "status")
-    plain = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+    plain = app.api(clock=lambda: REFERENCE)
     assert "daemon" not in plain.call("status", {})
 
 
@@ -218,9 +218,9 @@ def test_reindex_through_the_daemon_or_the_engine(app: App) -> None:
         asked.append(full)
         return {"queued": True}
 
-    api = Api(engine=app.engine, lifecycle=app.lifecycle, reindex=via_daemon)
+    api = app.api(reindex=via_daemon)
     assert api.call("reindex", {"full": True}) == {"queued": True} and asked == [True]
-    direct = Api(engine=app.engine, lifecycle=app.lifecycle).call("reindex", {})
+    direct = app.api().call("reindex", {})
     assert set(direct) == {"added", "changed", "meta_changed", "moved", "deleted", "skipped",
                            "failed", "chunks_embedded", "seconds", "rebuilt_reason", "failures"}
     assert direct["added"] == 0 and direct["failures"] == []
@@ -229,8 +229,8 @@ def test_reindex_through_the_daemon_or_the_engine(app: App) -> None:
 @pytest.mark.timeout(60)
 def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
     fake = FakeConsolidator()
-    api = Api(engine=app.engine, lifecycle=app.lifecycle, consolidator=fake,
-              clock=lambda: REFERENCE)
+    api = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
+              restorer=app.restorer, consolidator=fake, clock=lambda: REFERENCE)
     clusters = api.call("clusters", {})
     validate(RESPONSES["clusters"], clusters, "clusters")
     assert api.call("merge_cluster", {"cluster_id": "c-0123456789ab"}) == {
@@ -239,7 +239,8 @@ def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
         api.call("merge_cluster", {"cluster_id": "c-ffffffffffff"})
     assert fake.calls == [("list", REFERENCE), ("c-0123456789ab", REFERENCE),
                           ("c-ffffffffffff", REFERENCE)]
-    without = Api(engine=app.engine, lifecycle=app.lifecycle)
+    without = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
+                  restorer=app.restorer)
     with pytest.raises(DaemonError):
         without.call("clusters", {})
 

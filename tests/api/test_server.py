@@ -93,7 +93,9 @@ class Served:
 @contextmanager
 def serving(root: Path, **server_options: Any) -> Iterator[Served]:
     with sample_app(root) as app:
-        api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+        # no consolidator: the clusters routes answer that consolidation is unavailable
+        api = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
+                  restorer=app.restorer, clock=lambda: REFERENCE)
         token = load_or_create_token(app.data_dir)
         with ApiServer(api, token=token, host="127.0.0.1", port=0, **server_options) as server:
             yield Served(app, api, server, token)

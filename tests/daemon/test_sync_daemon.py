@@ -10,7 +10,6 @@ import pytest
 
 from tests.harness.daemon import DaemonProcess, wait_until
 from tests.harness.sample_vault import redated_sample_vault
-from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine.journal import UsageJournal
@@ -77,7 +76,7 @@ def test_a_dry_run_counts_the_uses_still_pending_in_the_journal(tmp_path: Path) 
     app, journal = journaled_app(tmp_path, vault)
     try:
         app.engine.reindex()
-        api = Api(engine=app.engine, lifecycle=app.lifecycle)
+        api = app.api()
         api.call("touch", {"id": SESSIONS_ID})  # pending in the journal, not in the note yet
         assert (vault / SESSIONS).read_text(encoding="utf-8") == original
         dry = api.call("reconcile", {})
@@ -101,7 +100,7 @@ def test_after_a_last_writer_wins_sync_the_next_use_brings_this_devices_uses_bac
     app, journal = journaled_app(tmp_path, vault)
     try:
         app.engine.reindex()
-        api = Api(engine=app.engine, lifecycle=app.lifecycle)
+        api = app.api()
         store = app.engine.memories
         assert store.journal is not None
         for _ in range(2):

@@ -112,7 +112,6 @@ def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb
     catalog): the first touch parses the note (later ones find it parsed), the flush's guarded
     write re-reads it once to check nobody changed it, and the catalog takes the note as
     written. Two reads, one write, no LanceDB write."""
-    from vaultmem.api.ops import Api
     from vaultmem.vault import memories, notes
 
     reads: Counter[str] = Counter()
@@ -137,7 +136,7 @@ def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb
         real = getattr(index, name)
         monkeypatch.setattr(index, name, lambda *a, _n=name, _r=real, **k: (
             lance_writes.append(_n), _r(*a, **k))[1])
-    api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+    api = app.api(clock=lambda: REFERENCE)
     before = app.catalog.records_for([MEMORY])[MEMORY]
     for _ in range(20):
         api.call("touch", {"id": MEMORY_ID})
@@ -293,9 +292,8 @@ def test_archive_after_pending_touches_keeps_them(app: App, vault: Path) -> None
 
 
 def test_pinning_keeps_a_memory_from_being_forgotten(app: App, vault: Path) -> None:
-    from vaultmem.api.ops import Api
 
-    api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: REFERENCE)
+    api = app.api(clock=lambda: REFERENCE)
     pihole = "d8768a8d-2adb-41e7-98f9-0fbdb7770399"  # would be forgotten at the reference time
     view = api.call("pin", {"id": pihole, "pinned": True})
     assert view["pinned"] is True and view["decision"] == "keep"

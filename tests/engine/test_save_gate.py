@@ -120,7 +120,7 @@ def app(tmp_path: Path) -> Iterator[App]:
 
 @pytest.fixture
 def api(app: App) -> Api:
-    return Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: NOW)
+    return app.api(clock=lambda: NOW)
 
 
 def memory_files(app: App) -> list[Path]:
@@ -278,7 +278,7 @@ def test_a_real_paraphrase_reinforces_with_the_real_model(tmp_path: Path) -> Non
     try:
         vectors = app.embedder.embed([original, paraphrase])
         assert float(np.dot(vectors[0], vectors[1])) >= 0.95  # a paraphrase the model agrees on
-        api = Api(engine=app.engine, lifecycle=app.lifecycle, clock=lambda: NOW)
+        api = app.api(clock=lambda: NOW)
         first = api.call("save", {"content": original})
         near = api.call("save", {"content": paraphrase})
         assert near["created"] is False and near["reinforced"]["id"] == first["memory"]["id"]

@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine.journal import UsageJournal
@@ -60,8 +59,7 @@ class Device:
         settings = load_settings(data / "none.toml", env={}, overrides={
             "vault": vault, "data_dir": data, "embedding_model": "fake", "device_id": name})
         self.app: App = build_app(settings, journal=self.journal)
-        self.api = Api(engine=self.app.engine, lifecycle=self.app.lifecycle,
-                       clock=lambda: clock[0])
+        self.api = self.app.api(clock=lambda: clock[0])
         self.app.engine.reindex()
 
     @property

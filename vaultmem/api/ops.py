@@ -52,17 +52,18 @@ class Api:
         *,
         engine: Engine,
         lifecycle: Lifecycle,
+        reconciler: Reconciler,
+        restorer: Restorer,
         consolidator: Consolidator | None = None,
         daemon_status: Callable[[], dict[str, Any]] | None = None,
         reindex: Callable[[bool], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        reconciler: Reconciler | None = None,
-        restorer: Restorer | None = None,
         progress: Progress | None = None,
     ) -> None:
-        """The composition root (`App.api`) passes every part; tests may pass only the engine
-        and the lifecycle. `reindex` replaces the in-process reindex (the daemon's keeps its
-        progress for `status`); `progress` follows the in-process one."""
+        """The parts come from the composition root (`App.api`). Without a consolidator,
+        clusters and merges answer that they are unavailable. `reindex` replaces the
+        in-process reindex (the daemon's keeps its progress for `status`); `progress` follows
+        the in-process one."""
         self.engine = engine
         self.lifecycle = lifecycle
         self.consolidator = consolidator
@@ -70,8 +71,8 @@ class Api:
         self._reindex = reindex
         self._progress = progress
         self.clock = clock
-        self.reconciler = reconciler or Reconciler(engine, lifecycle.move_to_archive)
-        self.restorer = restorer or Restorer(lifecycle)
+        self.reconciler = reconciler
+        self.restorer = restorer
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
         self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = {

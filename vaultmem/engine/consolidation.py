@@ -34,7 +34,6 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import PurePosixPath
-from typing import Protocol, cast
 
 import numpy as np
 
@@ -61,10 +60,6 @@ SOURCE = "consolidation"
 MERGED_START = "<!-- vaultmem:merged -->"
 MERGED_END = "<!-- /vaultmem:merged -->"
 _ROWS_PER_BLOCK = 1024  # bounds the similarity matrix held at once to 1024 × N floats
-
-
-class _NoteVectorIndex(Protocol):
-    def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
 
 
 @dataclass(frozen=True)
@@ -159,8 +154,7 @@ class Consolidator:
 
     def _snapshot(self) -> _Snapshot:
         memories = _candidates(self.engine.memories.iter_memories())
-        index = cast(_NoteVectorIndex, self.engine._index())
-        vectors = index.note_vectors([m.path for m in memories])
+        vectors = self.engine.note_vectors([m.path for m in memories])
         present = [m for m in memories if m.path in vectors]
         similarity = _similarities(
             [m.state.id for m in present], [vectors[m.path] for m in present],

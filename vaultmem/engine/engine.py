@@ -39,7 +39,7 @@ from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.search_context import query_context
 from vaultmem.engine.shapes import JSON, SearchHit, coverage_json, memory_json, search_json
 from vaultmem.errors import InvalidInput, NotFound
-from vaultmem.index.base import Embedder
+from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note
@@ -59,6 +59,7 @@ class SearchIndex(Protocol):
         self, query: str, k: int, *, paths: Collection[str] | None = None
     ) -> list[ChunkHit]: ...
     def related(self, path: str, k: int) -> list[tuple[str, float]]: ...
+    def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
 
 
 @dataclass(frozen=True)
@@ -190,10 +191,18 @@ class Engine:
         items.sort(key=lambda v: (-v["review_priority"], v["path"]))
         return {"items": items[:limit], "total": len(items)}
 
+    def neighbours(self, path: str, k: int) -> list[tuple[str, float]]:
+        """The `k` notes nearest to the note at `path` by meaning, with their similarity."""
+        return self._index().related(path, k)
+
+    def note_vectors(self, paths: Collection[str]) -> dict[str, Vector]:
+        """Each indexed note's vector (the mean of its chunks'), for the notes at `paths`."""
+        return self._index().note_vectors(paths)
+
     def related(self, ref: str, *, k: int = 5) -> JSON:
         path = self._note_path(ref)
-        records = self.catalog.records()
-        neighbours = self._index().related(path, k)
+        neighbours = self.neighbours(path, k)
+        records = self.catalog.records_for(p for p, _ in neighbours)
         return {
             "path": path,
             "related": [

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import PurePosixPath
-from typing import Any, Protocol, cast
+from typing import Any
 
 import numpy as np
 
@@ -50,10 +50,6 @@ _SPACES = re.compile(r"\s+")
 # also carries the note's title, so it reads a little lower than the text alone).
 NEAR_SHORTLIST = 5
 NEAR_SHORTLIST_MARGIN = 0.25
-
-
-class _NoteVectorIndex(Protocol):
-    def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
 
 
 def normalise_text(text: str) -> str:
@@ -129,9 +125,9 @@ class Lifecycle:
         by_path = {m.path: m for m in live}
         if not by_path:
             return None
-        index = cast(_NoteVectorIndex, self.engine._index())
         ranked = sorted(((float(vector @ query), path)
-                         for path, vector in index.note_vectors(by_path).items()), reverse=True)
+                         for path, vector in self.engine.note_vectors(by_path).items()),
+                        reverse=True)
         shortlist = [by_path[path] for cosine, path in ranked[:NEAR_SHORTLIST]
                      if cosine >= threshold - NEAR_SHORTLIST_MARGIN
                      and numbers_agree(content, _content_of(by_path[path]))]
@@ -267,7 +263,7 @@ class Lifecycle:
         all_paths = list(records)
         targets: list[str] = []
         try:
-            neighbours = self.engine._index().related(memory.path, self.params.related_links)
+            neighbours = self.engine.neighbours(memory.path, self.params.related_links)
         except Exception:
             neighbours = []
         targets += [p for p, _ in neighbours if p != memory.path]

@@ -74,17 +74,20 @@ def title_of(path: str) -> str:
 
 def read_note(root: Path, path: str) -> Note:
     """Read and parse the note at a vault path (NotFound / PathOutsideVault / NoteError)."""
-    rel, absolute = resolve_in_vault(root, path)
-    raw, info = _read_regular(absolute, rel)
-    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns)
+    return _read_parsed(root, path)[0]
 
 
 def read_note_text(root: Path, path: str) -> tuple[Note, str]:
     """`read_note`, with the file's text as read: what a guarded edit of the note splices into
     (so the edit does not read the note again)."""
+    note, raw = _read_parsed(root, path)
+    return note, raw.decode("utf-8", errors="replace")
+
+
+def _read_parsed(root: Path, path: str) -> tuple[Note, bytes]:
     rel, absolute = resolve_in_vault(root, path)
     raw, info = _read_regular(absolute, rel)
-    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns), raw.decode("utf-8", errors="replace")
+    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns), raw
 
 
 def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:

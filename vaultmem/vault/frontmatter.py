@@ -136,8 +136,7 @@ def _render_float(value: float) -> str:
 #: A word YAML reads as the same string in 1.1 and 1.2 (letters first; no number, no null or
 #: boolean word): plain without asking a loader. Anything else takes the loaders' verdict.
 _PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
-_YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null", "nan",
-                         "inf"})
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null", "nan", "inf"})
 #: Per-device use counts as vaultmem writes them (`laptop-3f2a=4 desk.1=2`): never a number,
 #: a boolean, null or a date, and nothing a plain scalar must not hold.
 _USES_BY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-]*=[0-9]+( [A-Za-z0-9][A-Za-z0-9._\-]*=[0-9]+)*")

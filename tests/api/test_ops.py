@@ -13,8 +13,9 @@ import pytest
 
 from tests.api.test_server import REFERENCE, SAMPLE_ID, SAMPLE_PATH, digest, sample_app
 from vaultmem import __version__
-from vaultmem.api.ops import Api, parse_body, query_body, validate
+from vaultmem.api.ops import Api
 from vaultmem.api.schemas import REQUESTS, RESPONSES, ROUTES, openapi_document
+from vaultmem.api.validation import parse_body, query_body, validate
 from vaultmem.app import App
 from vaultmem.errors import DaemonError, InvalidInput, NotFound, Refused
 

@@ -26,9 +26,10 @@ import pytest
 from tests.conftest import SAMPLE_VAULT
 from vaultmem import __version__
 from vaultmem.api.auth import check_host, check_origin, load_or_create_token, token_matches
-from vaultmem.api.ops import Api, validate
+from vaultmem.api.ops import Api
 from vaultmem.api.schemas import RESPONSES, ROUTES
 from vaultmem.api.server import ApiServer
+from vaultmem.api.validation import validate
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.errors import ConfigError

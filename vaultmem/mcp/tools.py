@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vaultmem.api.ops import validate
 from vaultmem.api.schemas import REQUESTS, Schema
+from vaultmem.api.validation import validate
 from vaultmem.errors import InvalidInput
 
 JSON = dict[str, Any]

@@ -3,9 +3,12 @@
 Run it through `scripts/eval` (offline, the project's virtualenv, the real model). Two judged
 sets (see scripts/eval_sets.py):
 
-* locomo: LoCoMo conversations (3 of them; categories 1-4), one note per dialog turn, a folder
-  per conversation used as the search filter; recall@5/@10 of the evidence turns, per category.
-  conv-41 is held out: nothing was tuned on it, and it is reported apart.
+* locomo: LoCoMo conversations (3 of them; categories 1-4) written in every layout of
+  eval_sets.LAYOUTS (turn notes named with dates and order, without them, in a folder per
+  session; one note per session), a folder per conversation used as the search filter;
+  recall@5/@10 of the evidence turns per category (recall@1/3/5 of the evidence sessions in the
+  session layout). conv-41 is held out: nothing was tuned on it, and it is reported apart. The
+  summary gives every layout's figures side by side and the worst layout.
 * vault: the judged query set in tests/data/retrieval/vaultofknowledge.json over the real
   vaultofknowledge vault; nDCG@5, R@10, MRR, per query kind; its test split is held out.
 
@@ -31,7 +34,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_support import machine_lines, make_app
 from eval_baselines import BM25, METRICS, dense_scores, fusion, top
-from eval_sets import LOCOMO_CATEGORIES, Query, RetrievalSet, build_locomo, load_vok, read_notes
+from eval_sets import (
+    LAYOUTS,
+    LOCOMO_CATEGORIES,
+    SESSION_LAYOUT,
+    Query,
+    RetrievalSet,
+    build_locomo,
+    load_vok,
+    read_notes,
+)
 from eval_support import CachedEmbedder, mean, table
 
 from vaultmem.app import App
@@ -119,7 +131,8 @@ def report(data: RetrievalSet, results: dict[str, list[dict]], metrics: Sequence
         if not chosen:
             continue
         counts = {g: sum(1 for i in chosen if by_id[i].group == g) for g in groups}
-        say(f"\n{data.name} — {split}: {len(chosen)} queries "
+        title = f"{data.name} [{data.layout}]" if data.layout else data.name
+        say(f"\n{title} — {split}: {len(chosen)} queries "
             f"({', '.join(f'{g} {n}' for g, n in counts.items() if n)})")
         rows = []
         for name, per_query in results.items():
@@ -136,6 +149,62 @@ def report(data: RetrievalSet, results: dict[str, list[dict]], metrics: Sequence
             say("  " + line)
 
 
+def split_figures(data: RetrievalSet, results: dict[str, list[dict]],
+                  metrics: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """{split: {system: {figure: value}}}: the metrics, and per query group the first one."""
+    by_id = {q.id: q for q in data.queries}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for split in ("dev", "held-out"):
+        ids = {q.id for q in data.queries if q.split == split}
+        if not ids:
+            continue
+        out[split] = {}
+        for name, rows in results.items():
+            wanted = [r for r in rows if r["id"] in ids]
+            values = {m: mean(r[m] for r in wanted) for m in metrics}
+            for group in sorted({by_id[r["id"]].group for r in wanted}):
+                values[group] = mean(r[metrics[-1]] for r in wanted
+                                     if by_id[r["id"]].group == group)
+            out[split][name] = values
+    return out
+
+
+def summarize(figures: dict[str, dict[str, dict[str, dict[str, float]]]]) -> None:
+    """Every turn-note layout side by side (R@10), then the worst layout, per split."""
+    turn_layouts = [layout for layout in figures if layout != SESSION_LAYOUT]
+    for split in ("dev", "held-out"):
+        layouts = [layout for layout in turn_layouts if split in figures[layout]]
+        if not layouts:
+            continue
+        say(f"\nlocomo summary — {split}, turn-note layouts, R@10 "
+            "(multi-hop, open-domain: R@10 of that category)")
+        rows = []
+        systems = list(figures[layouts[0]][split])
+        for system in systems:
+            values = {}
+            for layout in layouts:
+                cell = figures[layout][split].get(system, {})
+                values[layout] = cell.get("R@10", float("nan"))
+                values[f"{layout} m-h"] = cell.get("multi-hop", float("nan"))
+                values[f"{layout} o-d"] = cell.get("open-domain", float("nan"))
+            rows.append((system, values))
+        columns = [c for layout in layouts for c in (layout, f"{layout} m-h", f"{layout} o-d")]
+        for line in table(rows, columns, scale=100.0, digits=1):
+            say("  " + line)
+        own = {layout: figures[layout][split]["vaultmem"]["R@10"] for layout in layouts}
+        worst = min(own, key=lambda layout: own[layout])
+        best = max(own, key=lambda layout: own[layout])
+        best_base = {
+            layout: max(v["R@10"] for s, v in figures[layout][split].items() if s != "vaultmem")
+            for layout in layouts if len(figures[layout][split]) > 1
+        }
+        say(f"  worst layout ({split}): {worst} R@10 {own[worst] * 100:.1f}; best {best} "
+            f"{own[best] * 100:.1f}; spread {(own[best] - own[worst]) * 100:.1f} points"
+            + ("; vaultmem − best baseline per layout: " + ", ".join(
+                f"{layout} {(own[layout] - base) * 100:+.1f}"
+                for layout, base in best_base.items()) if best_base else ""))
+
+
 def write_per_query(path: Path, data: RetrievalSet, results: dict[str, list[dict]]) -> None:
     by_id = {q.id: q for q in data.queries}
     with path.open("a", encoding="utf-8") as out:
@@ -143,7 +212,8 @@ def write_per_query(path: Path, data: RetrievalSet, results: dict[str, list[dict
             for row in rows:
                 query = by_id[row["id"]]
                 out.write(json.dumps({
-                    "set": data.name, "system": name, "query": query.text, "group": query.group,
+                    "set": data.name, "layout": data.layout, "system": name, "query": query.text,
+                    "group": query.group,
                     "split": query.split, "relevant": query.relevant, **row,
                 }) + "\n")
 
@@ -151,10 +221,10 @@ def write_per_query(path: Path, data: RetrievalSet, results: dict[str, list[dict
 def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path,
             args: argparse.Namespace) -> dict[str, list[dict]]:
     started = time.perf_counter()
-    app = make_app(data.vault, work / f"{data.name}-data", embedder)
+    app = make_app(data.vault, work / f"{data.name}-{data.layout}-data", embedder)
     try:
         sync = app.engine.reindex()
-        say(f"\n== {data.name}: {sync.added} notes "
+        say(f"\n== {data.name}{f' [{data.layout}]' if data.layout else ''}: {sync.added} notes "
             f"indexed in {time.perf_counter() - started:.1f} s "
             f"({embedder.misses} texts embedded, {embedder.hits} from the cache)")
         say(f"   metric: {data.metric_note}")
@@ -186,6 +256,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="embedding cache folder (default: bench-out/eval-cache)")
     args = parser.parse_args(argv)
 
+    parser.add_argument("--layout", action="append", choices=LAYOUTS,
+                        help="LoCoMo layout(s) to build (default: every layout)")
+    args = parser.parse_args(argv)
+    layouts = args.layout or list(LAYOUTS)
+
     say(f"vaultmem retrieval evaluation — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     for line in machine_lines():
         say(line)
@@ -195,12 +270,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="vaultmem-eval-") as tmp:
         work = Path(tmp)
         if args.set in ("locomo", "all"):
-            data = build_locomo(work / "locomo-vault")
-            data.queries = [q for q in data.queries if args.split in ("all", q.split)]
-            results = run_set(data, embedder, work, args)
-            report(data, results, ("R@5", "R@10"), "R@10", list(LOCOMO_CATEGORIES.values()))
-            if args.per_query:
-                write_per_query(args.per_query, data, results)
+            figures = {}
+            for layout in layouts:
+                data = build_locomo(work / f"locomo-{layout}", layout=layout)
+                data.queries = [q for q in data.queries if args.split in ("all", q.split)]
+                results = run_set(data, embedder, work, args)
+                metrics = ("R@1", "R@3", "R@5") if layout == SESSION_LAYOUT else ("R@5", "R@10")
+                report(data, results, metrics, metrics[-1], list(LOCOMO_CATEGORIES.values()))
+                figures[layout] = split_figures(data, results, metrics)
+                if args.per_query:
+                    write_per_query(args.per_query, data, results)
+            summarize(figures)
         if args.set in ("vault", "all"):
             data = load_vok()
             data.queries = [q for q in data.queries if args.split in ("all", q.split)]

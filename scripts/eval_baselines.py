@@ -120,6 +120,8 @@ def reciprocal_rank(ranking: Sequence[str], relevant: Mapping[str, int]) -> floa
 
 
 METRICS: dict[str, Callable[[Sequence[str], Mapping[str, int]], float]] = {
+    "R@1": lambda r, rel: recall_at(r, rel, 1),
+    "R@3": lambda r, rel: recall_at(r, rel, 3),
     "R@5": lambda r, rel: recall_at(r, rel, 5),
     "R@10": lambda r, rel: recall_at(r, rel, 10),
     "nDCG@5": lambda r, rel: ndcg_at(r, rel, 5),

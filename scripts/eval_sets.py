@@ -1,10 +1,12 @@
 """The retrieval sets of scripts/eval: LoCoMo conversations written as a vault, and the judged
 query set over the vaultofknowledge vault.
 
-LoCoMo (`shared/corpora/locomo-dev`) is stored the way a user's assistant would store such a
-history: one note per dialog turn, `date — speaker: text` (a shared photo's caption appended as
-`[shares a photo: …]`, since that is what the assistant saw), the session's date and time in
-the frontmatter, one folder per conversation; the folder is the search filter.
+LoCoMo (`shared/corpora/locomo-dev`) is written the ways people store such a history, one
+folder per conversation (the search filter), in several layouts that differ in the cues a
+ranking could lean on (`LAYOUT_NOTES`): one note per dialog turn with the date and order in the
+file name, without them (the date only in a frontmatter property, unpadded numbers), in a
+folder per session, and one note per session with a line per turn. A shared photo's caption is
+appended to its turn as `[shares a photo: …]`, since that is what an assistant saw.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +50,7 @@ class RetrievalSet:
     queries: list[Query]
     metric_note: str
     missing_evidence: int = 0
+    layout: str = ""
     notes: dict[str, str] = field(default_factory=dict)  # path -> full text (baselines)
 
 
@@ -59,25 +62,70 @@ def session_time(raw: str) -> datetime:
     return datetime.strptime(" ".join(raw.split()), _DATE_FORMAT)
 
 
-def turn_note(when: datetime, session: int, turn: dict[str, object]) -> tuple[str, str, str]:
-    """(file name, body line, note text with frontmatter) of one dialog turn."""
+#: Turn-note layouts: each gives a ranking different cues (see `turn_note`).
+TURN_LAYOUTS = ("dated", "plain", "folders")
+#: The one-note-per-session layout (recall is counted in sessions, not turns).
+SESSION_LAYOUT = "sessions"
+LAYOUTS = (*TURN_LAYOUTS, SESSION_LAYOUT)
+LAYOUT_NOTES = {
+    "dated": "`YYYY-MM-DD sNN tNNN Speaker.md`, the date also in the text (name order is "
+             "turn order)",
+    "plain": "`Session 3 – turn 12.md`: no date, unpadded numbers, no speaker in the name; "
+             "the date only in the `date` property",
+    "folders": "`Session 3/Turn 12.md`: a folder per session, unpadded numbers, the date only "
+               "in the `date` property",
+    "sessions": "`Session 3 – 8 May 2023.md`: one note per session, a `time — speaker: text` "
+                "line per turn",
+}
+
+
+def turn_text(turn: dict[str, object]) -> str:
     text = str(turn["text"]).strip()
     caption = turn.get("blip_caption")
     if caption:
         text = f"{text} [shares a photo: {str(caption).strip()}]"
-    day = f"{when.day} {when:%B %Y}"
-    body = f"{day} — {turn['speaker']}: {text}"
-    dia = str(turn["dia_id"])
-    number = int(dia.split(":")[1])
-    name = f"{when:%Y-%m-%d} s{session:02d} t{number:03d} {turn['speaker']}.md"
+    return text
+
+
+def turn_note(layout: str, when: datetime, session: int,
+              turn: dict[str, object]) -> tuple[str, str, str]:
+    """(path in the conversation folder, body, note text with frontmatter) of one dialog turn
+    in a turn-note layout."""
+    text = turn_text(turn)
+    number = int(str(turn["dia_id"]).split(":")[1])
+    speaker = str(turn["speaker"])
+    if layout == "dated":
+        body = f"{when.day} {when:%B %Y} — {speaker}: {text}"
+        name = f"{when:%Y-%m-%d} s{session:02d} t{number:03d} {speaker}.md"
+    elif layout == "plain":
+        body = f"{speaker}: {text}"
+        name = f"Session {session} – turn {number}.md"
+    elif layout == "folders":
+        body = f"{speaker}: {text}"
+        name = f"Session {session}/Turn {number}.md"
+    else:
+        raise ValueError(f"not a turn-note layout: {layout}")
     front = (
         "---\n"
         f"date: {when:%Y-%m-%dT%H:%M}\n"
-        f"speaker: {turn['speaker']}\n"
+        f"speaker: {speaker}\n"
         f"session: {session}\n"
         "---\n"
     )
     return name, body, front + body + "\n"
+
+
+def session_note(when: datetime, session: int,
+                 turns: Sequence[dict[str, object]]) -> tuple[str, str]:
+    """(file name, note text) of a whole session in one note: a line per turn."""
+    # LoCoMo gives one time per session; the turns are spaced a minute apart.
+    lines = [
+        f"{when + timedelta(minutes=i):%H:%M} — {turn['speaker']}: {turn_text(turn)}"
+        for i, turn in enumerate(turns)
+    ]
+    name = f"Session {session} – {when.day} {when:%B %Y}.md"
+    front = f"---\ndate: {when:%Y-%m-%dT%H:%M}\nsession: {session}\n---\n"
+    return name, front + "\n\n".join(lines) + "\n"
 
 
 def _sessions(conversation: dict[str, object]) -> Iterator[tuple[int, datetime, list[dict]]]:
@@ -92,8 +140,16 @@ def _sessions(conversation: dict[str, object]) -> Iterator[tuple[int, datetime, 
         yield number, when, turns
 
 
-def build_locomo(vault: Path, *, conversations: Sequence[str] | None = None) -> RetrievalSet:
-    """Write the LoCoMo notes under `vault` and return the set (categories 1-4)."""
+def _write(folder: Path, name: str, text: str) -> None:
+    (folder / name).parent.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text(text, encoding="utf-8")
+
+
+def build_locomo(vault: Path, *, layout: str = "dated",
+                 conversations: Sequence[str] | None = None) -> RetrievalSet:
+    """Write the LoCoMo notes under `vault` in `layout` and return the set (categories 1-4)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; one of {', '.join(LAYOUTS)}")
     data = json.loads(LOCOMO_FILE.read_text(encoding="utf-8"))
     queries: list[Query] = []
     notes: dict[str, str] = {}
@@ -106,9 +162,16 @@ def build_locomo(vault: Path, *, conversations: Sequence[str] | None = None) -> 
         folder.mkdir(parents=True, exist_ok=True)
         by_dia: dict[str, str] = {}
         for session, when, turns in _sessions(sample["conversation"]):
+            if layout == SESSION_LAYOUT:
+                name, text = session_note(when, session, turns)
+                _write(folder, name, text)
+                path = f"{conv_id}/{name}"
+                notes[path] = f"{Path(name).stem}\n{text.split('---', 2)[2]}"
+                by_dia.update((str(turn["dia_id"]), path) for turn in turns)
+                continue
             for turn in turns:
-                name, body, text = turn_note(when, session, turn)
-                (folder / name).write_text(text, encoding="utf-8")
+                name, body, text = turn_note(layout, when, session, turn)
+                _write(folder, name, text)
                 path = f"{conv_id}/{name}"
                 by_dia[str(turn["dia_id"])] = path
                 notes[path] = f"{Path(name).stem}\n{body}"
@@ -127,9 +190,12 @@ def build_locomo(vault: Path, *, conversations: Sequence[str] | None = None) -> 
                 group=LOCOMO_CATEGORIES[category], split=split, relevant=relevant,
                 folder=conv_id,
             ))
+    unit = "sessions" if layout == SESSION_LAYOUT else "turns"
     return RetrievalSet(
         name="locomo", vault=vault, queries=queries, missing_evidence=missing, notes=notes,
-        metric_note="recall of the evidence turns among the top k notes, averaged over questions",
+        layout=layout,
+        metric_note=f"recall of the evidence {unit} among the top k notes, averaged over "
+                    f"questions; layout {layout}: {LAYOUT_NOTES[layout]}",
     )
 
 

@@ -174,7 +174,9 @@ def build_locomo(vault: Path, *, layout: str = "dated",
                 _write(folder, name, text)
                 path = f"{conv_id}/{name}"
                 by_dia[str(turn["dia_id"])] = path
-                notes[path] = f"{Path(name).stem}\n{body}"
+                # title, blank line, text: the very text the index embeds for a one-chunk
+                # note, so the whole-note baseline shares its cached vector
+                notes[path] = f"{Path(name).stem}\n\n{body}"
         split = "held-out" if conv_id == LOCOMO_HELD_OUT else "dev"
         for number, qa in enumerate(sample["qa"]):
             category = int(qa["category"])

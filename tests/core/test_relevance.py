@@ -81,3 +81,18 @@ def test_evidence_is_meaning_or_words_on_an_absolute_scale() -> None:
     assert 0.0 < evidence(0.4, "ups battery", "nothing") < 0.5
     assert word_evidence("painting sunsets", "she paints a sunset") == 1.0
     assert word_evidence("the of and", "anything") == 0.0
+
+
+def test_words_of_other_scripts_are_kept_and_not_stemmed() -> None:
+    assert content_words("Шифрование данных") == ["шифрование", "данных"]
+    assert content_words("Élève naïve paintings") == ["eleve", "naive", "paintings"]
+    assert content_words("東京で暗号化") == ["東京", "京で", "で暗", "暗号", "号化"]
+    # the English suffix strip leaves Cyrillic alone: "ключи" does not lose its ending
+    assert word_evidence("ключи", "ключ") == 0.0
+    assert word_evidence("ключи", "ключи от дома") == 1.0
+
+
+def test_cjk_query_words_are_found_inside_a_sentence() -> None:
+    assert word_evidence("東京", "日本語のテキストは東京で書かれました") == 1.0
+    assert word_evidence("暗号化の方法", "暗号化の方法について") == 1.0
+    assert word_evidence("大阪", "東京で書かれました") == 0.0

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from vaultmem.index.lance import LanceIndex
 from vaultmem.index.tables import fts_terms
 
-from ._support import EMBEDDER, OPTIONS, all_notes
+from ._support import EMBEDDER, OPTIONS, all_notes, note
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +136,37 @@ def test_a_broad_walk_is_sized_for_the_hits_ranking_needs(
     assert calls == [(2, None)]  # one unfiltered fetch sized for 1 allowed hit, no prefilter
     prefiltered = original(terms, 50, None)
     assert broad and [h.chunk_id for h in broad] == [h.chunk_id for h in prefiltered][: len(broad)]
+
+
+SCRIPTS = {
+    "ru.md": "Криптография изучает методы шифрования данных.",
+    "ja.md": "日本語のテキストは東京で書かれました。暗号化の方法について。",
+    "zh.md": "密码学是研究信息安全的学科。加密算法很重要。",
+    "fr.md": "La cryptographie étudie le chiffrement des données.",
+    "en.md": "The runner paints landscapes after running.",
+}
+
+
+@pytest.fixture(scope="module")
+def scripts_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LanceIndex]:
+    idx = LanceIndex(tmp_path_factory.mktemp("scripts") / "index", EMBEDDER.name, OPTIONS)
+    idx.apply(upserts=[note(path, body) for path, body in SCRIPTS.items()])
+    yield idx
+    idx.close()
+
+
+@pytest.mark.parametrize(("query", "path"), [
+    ("шифрования", "ru.md"),
+    ("Криптография", "ru.md"),
+    ("東京", "ja.md"),  # a word inside a sentence written without spaces
+    ("暗号化", "ja.md"),
+    ("加密", "zh.md"),
+    ("密码学", "zh.md"),
+    ("chiffrement", "fr.md"),
+    ("donnees", "fr.md"),  # accents folded
+    ("painted", "en.md"),  # English words are stemmed
+])
+def test_words_of_every_script_are_found(scripts_index: LanceIndex, query: str,
+                                         path: str) -> None:
+    hits = scripts_index.text_search(query, 5)
+    assert [hit.path for hit in hits][:1] == [path]

@@ -39,9 +39,32 @@ STOP_WORDS = frozenset((
 ))
 
 
+# Chinese, Japanese and Korean are written without spaces: a run of them is taken as its
+# overlapping two-character words (index/tables.py does the same for the full-text index).
+_CJK = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]+")
+
+
 def words(text: str) -> list[str]:
-    """Lower-cased, accent-folded word tokens."""
-    return _WORD.findall(_fold(text))
+    """Lower-cased, accent-folded word tokens (CJK runs as two-character words)."""
+    found = _WORD.findall(_fold(text))
+    if text.isascii():
+        return found
+    return [part for word in found for part in _cjk_split(word)]
+
+
+def _cjk_split(word: str) -> list[str]:
+    if _CJK.search(word) is None:
+        return [word]
+    parts: list[str] = []
+    for piece in re.split(f"({_CJK.pattern})", word):
+        if not piece:
+            continue
+        if _CJK.fullmatch(piece) and len(piece) > 1:
+            parts.extend(piece[i : i + 2] for i in range(len(piece) - 1))
+        else:
+            parts.append(piece)
+    return parts
 
 
 def content_words(text: str) -> list[str]:
@@ -51,7 +74,10 @@ def content_words(text: str) -> list[str]:
 
 @functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    """A light suffix strip so that `painting`, `paints` and `painted` meet at `paint`."""
+    """A light English suffix strip so that `painting`, `paints` and `painted` meet at `paint`
+    (words of other scripts are left as they are)."""
+    if not word.isascii():
+        return word
     for suffix in ("ings", "ing", "edly", "ed", "es", "s", "ly"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
@@ -169,14 +195,20 @@ def word_evidence(query: str, text: str) -> float:
     wanted = _content_stems(query)
     if not wanted:
         return 0.0
-    found = set(_word_starts(wanted).findall(_fold(text)))
+    folded = _fold(text)
+    plain = frozenset(w for w in wanted if _CJK.search(w) is None)
+    found = set(_word_starts(plain).findall(folded)) if plain else set()
+    # a CJK two-character word counts anywhere in a run (those runs have no word starts)
+    found.update(w for w in wanted - plain if w in folded)
     return len(found) / len(wanted)
 
 
 def _fold(text: str) -> str:
     folded = text.casefold()
     if not folded.isascii():
-        folded = _COMBINING.sub("", unicodedata.normalize("NFKD", folded))
+        # NFC again: marks that are not accents (kana voicing) rejoin their letters
+        folded = unicodedata.normalize(
+            "NFC", _COMBINING.sub("", unicodedata.normalize("NFKD", folded)))
     return folded
 
 

@@ -10,7 +10,9 @@ import numpy as np
 import numpy.typing as npt
 
 #: Bump when the layout of the stored tables changes; an index with another version is rebuilt.
-SCHEMA_VERSION: int = 3  # 2: aliases join the title in the full-text index; 3: no notes table
+# 2: aliases join the title in the full-text index; 3: no notes table; 4: full-text words are
+# searchable in CJK text (the chunks' `cjk` column of bigrams)
+SCHEMA_VERSION: int = 4
 
 Vector = npt.NDArray[np.float32]
 

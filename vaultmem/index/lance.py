@@ -141,6 +141,9 @@ class LanceIndex:
         terms = tb.fts_terms(query)
         if not terms or k <= 0 or (paths is not None and not paths):
             return []
+        cjk = tb.cjk_terms(query)
+        if cjk:  # searched in the CJK column too (see tables.cjk_terms)
+            terms = f"{terms} {cjk}"
         with self._lock, _storage_errors():
             if self._chunks is None:
                 return []
@@ -154,12 +157,11 @@ class LanceIndex:
     def _full_text(
         self, terms: str, k: int, where: str | None, *, with_text: bool = True
     ) -> list[ChunkHit]:
+        columns, boosts = list(tb.FTS_COLUMNS), [1.0, _TITLE_BOOST]
+        if tb.cjk_terms(terms):
+            columns, boosts = [*columns, tb.CJK_COLUMN], [*boosts, 1.0]
         full_text = MultiMatchQuery(
-            terms,
-            list(tb.FTS_COLUMNS),
-            boosts=[1.0, _TITLE_BOOST],
-            operator=FullTextOperator.OR,
-        )
+            terms, columns, boosts=boosts, operator=FullTextOperator.OR)
         search = self._chunks.search(full_text, query_type="fts")
         columns = ["chunk_id", "path", "text", "_score"] if with_text else [
             "chunk_id", "path", "_score"]
@@ -329,7 +331,7 @@ class LanceIndex:
                 if config.index_type == "FTS"
                 for column in config.columns
             }
-            for column in tb.FTS_COLUMNS:
+            for column in (*tb.FTS_COLUMNS, tb.CJK_COLUMN):
                 if column not in indexed:
                     self._chunks.create_index(column, config=FTS(), replace=True)
             self._fts_ready = True

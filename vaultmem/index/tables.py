@@ -12,6 +12,13 @@ from vaultmem.index.base import ChunkRecord, Vector, chunk_id_for
 
 CHUNKS = "chunks"
 FTS_COLUMNS = ("text", "title")
+#: Indexed, searched only for queries with CJK characters: the chunk's CJK bigrams (see
+#: `cjk_terms`); empty for a chunk without any.
+CJK_COLUMN = "cjk"
+# Chinese, Japanese (kana) and Korean (hangul): written without spaces between words, so the
+# full-text tokenizer would keep a whole sentence as one token that no query matches.
+_CJK = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]+")
 
 
 def chunks_schema(dim: int) -> pa.Schema:
@@ -23,6 +30,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             ("heading", pa.string()),
             ("text", pa.string()),
             ("title", pa.string()),
+            (CJK_COLUMN, pa.string()),
             ("vector", pa.list_(pa.float32(), dim)),
         ]
     )
@@ -48,6 +56,7 @@ def chunks_to_arrow(chunks: Sequence[tuple[ChunkRecord, str]], dim: int) -> pa.T
         "heading": [chunk.heading for chunk, _ in chunks],
         "text": [chunk.text for chunk, _ in chunks],
         "title": [title for _, title in chunks],
+        CJK_COLUMN: [cjk_terms(chunk.text) for chunk, _ in chunks],
         "vector": vectors_to_arrow(vectors),
     }
     return pa.table(columns, schema=chunks_schema(dim))
@@ -107,3 +116,16 @@ def fts_terms(query: str) -> str:
         if len(word) <= _MAX_TERM_CHARS and word.strip("_")
     ]
     return " ".join(words[:_MAX_TERMS])
+
+
+def cjk_terms(text: str) -> str:
+    """Every run of CJK characters as overlapping two-character words (a lone character as
+    itself), space-separated: "東京で" -> "東京 京で". Bigrams are the usual way to search such
+    text without a dictionary: a query's bigrams meet the text's wherever its words occur."""
+    terms: list[str] = []
+    for run in _CJK.findall(text):
+        if len(run) == 1:
+            terms.append(run)
+        else:
+            terms.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return " ".join(terms)

@@ -254,8 +254,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--per-query", type=Path, help="write every query's rankings (JSONL)")
     parser.add_argument("--cache", type=Path, default=Path("bench-out/eval-cache"),
                         help="embedding cache folder (default: bench-out/eval-cache)")
-    args = parser.parse_args(argv)
-
     parser.add_argument("--layout", action="append", choices=LAYOUTS,
                         help="LoCoMo layout(s) to build (default: every layout)")
     args = parser.parse_args(argv)

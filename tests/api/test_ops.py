@@ -126,6 +126,9 @@ def test_health_and_status(app: App) -> None:
     status = api.call("status", {})
     assert status["daemon"] == {"pid": 42, "jobs": []}
     assert status["memories"]["decisions"] == {"keep": 7, "forget": 3, "promote": 4}
+    languages = status["languages"]
+    assert languages["sampled"] > 0 and languages["not_english"] == 0  # an English vault
+    assert languages["advice"] is None
     validate(RESPONSES["status"], status, "status")
     plain = app.api(clock=lambda: REFERENCE)
     assert "daemon" not in plain.call("status", {})

@@ -137,7 +137,7 @@ ERROR = shape({"error": shape({"code": STR, "message": STR})})
 RESPONSES: dict[str, Schema] = {
     "health": shape({"status": {"type": "string", "enum": ["ok"]}, "version": STR, "vault": STR}),
     "status": shape({"vault": STR, "notes": INT, "memories": OBJ, "coverage": OBJ,
-                     "embedder": STR}),
+                     "embedder": STR, "languages": OBJ}),
     "search": SEARCH,
     "related": shape({"path": STR, "related": {"type": "array", "items": shape(
         {"path": STR, "title": STR, "similarity": NUM})}}),

@@ -138,6 +138,9 @@ def show_status(d: dict[str, Any]) -> None:
               "last index (a search or `vaultmem reindex` brings it up to date)")
     by_status = ", ".join(f"{k} {v}" for k, v in sorted(mem["by_status"].items())) or "none"
     _echo(f"memories: {mem['total']} ({by_status})")
+    languages = d.get("languages") or {}
+    if languages.get("advice"):
+        _echo(f"languages: {languages['advice']}")
     dec = mem["decisions"]
     _echo(f"decisions now: keep {dec['keep']}, forget {dec['forget']}, promote {dec['promote']}")
     for label in ("skipped", "failed", "warnings"):

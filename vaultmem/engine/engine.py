@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from vaultmem.core.decay import DecayParams, score
 from vaultmem.core.decisions import Policy, decide
+from vaultmem.core.language import language_share
 from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES, MemoryState, future_problem
 from vaultmem.core.planning import plan_sweep
 from vaultmem.core.ranking import (
@@ -37,7 +38,14 @@ from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.search_context import query_context
-from vaultmem.engine.shapes import JSON, SearchHit, coverage_json, memory_json, search_json
+from vaultmem.engine.shapes import (
+    JSON,
+    SearchHit,
+    coverage_json,
+    languages_json,
+    memory_json,
+    search_json,
+)
 from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.catalog import Catalog
@@ -49,6 +57,7 @@ REVIEW_RELEVANCE_FLOOR = 0.3
 VECTOR_POOL = 400
 TEXT_POOL = 150
 RERANK_POOL = 50
+LANGUAGE_SAMPLE = 400  # chunks `status` reads to tell how much of the vault is not English
 
 
 class SearchIndex(Protocol):
@@ -60,6 +69,7 @@ class SearchIndex(Protocol):
     ) -> list[ChunkHit]: ...
     def related(self, path: str, k: int) -> list[tuple[str, float]]: ...
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
+    def sample_texts(self, limit: int) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -240,6 +250,8 @@ class Engine:
                          "by_type": by_type, "decisions": decisions},
             "coverage": coverage,
             "embedder": self.embedder.name,
+            "languages": languages_json(
+                language_share(self._index().sample_texts(LANGUAGE_SAMPLE)), self.embedder.name),
         }
 
     # reinforcement ------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from vaultmem.core.decisions import Decision
+from vaultmem.core.language import LanguageShare, english_only
 from vaultmem.core.memory import MemoryState
 
 JSON = dict[str, Any]
@@ -106,3 +107,18 @@ def coverage_json(records: Mapping[str, Any], scan_problems: Sequence[str]) -> J
         "warnings": [{"path": r.path, "reason": r.reason} for r in warnings],
         "problems": list(scan_problems),
     }
+
+
+def languages_json(share: LanguageShare, embedder_name: str) -> JSON:
+    """How much of the vault is not English, and what to do about it when that is a lot."""
+    advice = None
+    if share.notable and english_only(embedder_name):
+        advice = (
+            f"about {share.share:.0%} of the notes sampled are not in English, and the default "
+            "embedding model understands English only: for search by meaning in those "
+            "languages, set `embedding_model` to the folder of a multilingual "
+            "sentence-transformers model (for example multilingual-e5-small) and reindex "
+            "(docs/configuration.md)"
+        )
+    return {"sampled": share.judged, "not_english": share.not_english,
+            "not_english_share": round(share.share, 3), "advice": advice}

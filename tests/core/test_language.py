@@ -1,0 +1,49 @@
+"""Telling how much of a vault is not English (the status hint about multilingual models)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vaultmem.core.language import NOTICE_SHARE, english_only, is_english, language_share
+from vaultmem.engine.shapes import languages_json
+
+ENGLISH = "The backup job runs every night and copies the photos to the NAS in the attic."
+RUSSIAN = "Резервное копирование запускается каждую ночь и копирует фотографии на сервер."
+FRENCH = "La sauvegarde est lancée chaque nuit et copie les photos sur le serveur du grenier."
+GERMAN = "Die Sicherung läuft jede Nacht und kopiert die Fotos auf den Server im Dachboden."
+JAPANESE = "バックアップは毎晩実行され、写真を屋根裏のサーバーにコピーします。" * 2
+
+
+@pytest.mark.parametrize(("text", "english"), [
+    (ENGLISH, True), (RUSSIAN, False), (FRENCH, False), (GERMAN, False), (JAPANESE, False),
+    ("short", None),  # too short to tell
+    ("```\nfoo_bar = baz(qux, quux)\nprint(foo_bar, corge, grault)\n```", None),  # no words
+])
+def test_is_english(text: str, english: bool | None) -> None:
+    assert is_english(text) is english
+
+
+def test_share_counts_only_texts_it_can_judge() -> None:
+    share = language_share([ENGLISH, ENGLISH, RUSSIAN, "tiny", FRENCH])
+    assert (share.judged, share.not_english) == (4, 2)
+    assert share.notable and share.share == 0.5
+    assert NOTICE_SHARE > 0.1 and not language_share([ENGLISH] * 9 + [RUSSIAN]).notable
+    assert not language_share([]).notable
+
+
+def test_advice_only_for_a_largely_non_english_vault_on_an_english_only_model() -> None:
+    mixed = language_share([RUSSIAN, ENGLISH])
+    default = "sentence-transformers/all-MiniLM-L6-v2"
+    assert english_only(default) and not english_only("/models/multilingual-e5-small")
+    assert "multilingual" in (languages_json(mixed, default)["advice"] or "")
+    assert languages_json(mixed, "/models/multilingual-e5-small")["advice"] is None
+    assert languages_json(language_share([ENGLISH] * 5), default)["advice"] is None
+
+
+@given(st.lists(st.sampled_from([ENGLISH, RUSSIAN, FRENCH, "x"]), max_size=20))
+def test_share_is_a_fraction(texts: list[str]) -> None:
+    share = language_share(texts)
+    assert 0 <= share.not_english <= share.judged <= len(texts)
+    assert 0.0 <= share.share <= 1.0

@@ -13,6 +13,7 @@ from vaultmem.core.relevance import (
     propagate,
     thread_key,
     thread_neighbours,
+    thread_of,
     word_evidence,
 )
 
@@ -38,24 +39,46 @@ def test_name_match(query: str, names: list[str], coverage: float, exact: bool) 
 
 
 @pytest.mark.parametrize(("path", "key"), [
-    ("conv/2023-05-08 s01 t003 Caroline.md", "conv/2023-05-08"),
-    ("2026-11-24.md", "2026-11-24"),
-    ("memories/2026-09-21 nas-ups-battery-replaced.md", "memories/2026-09-21"),
+    ("conv/2023-05-08 s01 t003 Caroline.md", ("conv", "2023-05-08", "")),
+    ("conv/Session 3 – turn 12.md", ("conv", "", "session")),
+    ("conv/Session 3/Turn 7.md", ("conv/Session 3", "", "turn")),
+    ("D3 12.md", ("", "", "")),
+    ("Free Will 3 - How One Alone Exists.md", ("", "", "free will")),
+    ("2026-11-24.md", None),  # a daily note: no sequence number
+    ("Daily/Entry of 13th Feb.md", None),  # an ordinal is not a sequence number
+    ("memories/2026-09-21 nas-ups-battery-replaced.md", None),
+    ("memories/2026-11-08 k3s-ingress-needs-traefik.md", None),  # digits inside a word
     ("notes/Word count.md", None),
-    ("notes/20230508 no dashes.md", None),
-    ("notes/2023-05-081 not a date.md", None),
+    ("notes/2023-05-081 not a date.md", ("notes", "", "")),
 ])
-def test_thread_key(path: str, key: str | None) -> None:
+def test_thread_key(path: str, key: tuple[str, str, str] | None) -> None:
     assert thread_key(path) == key
 
 
-def test_thread_neighbours_within_width_in_name_order() -> None:
-    thread = ["d/2023-01-01 t4.md", "d/2023-01-01 t1.md", "d/2023-01-01 t3.md",
-              "d/2023-01-01 t2.md", "d/2023-01-01 t5.md"]
+def test_threads_are_in_natural_name_order_per_folder_and_date() -> None:
+    folder = ["c/Session 1 – turn 10.md", "c/Session 1 – turn 2.md", "c/Session 10 – turn 1.md",
+              "c/Session 2 – turn 1.md", "c/Home.md", "c/2023-01-01 t1.md"]
+    assert thread_of(folder, ("c", "", "session")) == [
+        "c/Session 1 – turn 2.md", "c/Session 1 – turn 10.md", "c/Session 2 – turn 1.md",
+        "c/Session 10 – turn 1.md"]
+    assert thread_of(folder, ("c", "2023-01-01", "")) == ["c/2023-01-01 t1.md"]
+    assert thread_of(["c/Free Will 1.md", "c/Crypto 1.md", "c/Free Will 2.md"],
+                     ("c", "", "free will")) == ["c/Free Will 1.md", "c/Free Will 2.md"]
+
+
+def test_thread_neighbours_within_width_in_thread_order() -> None:
+    thread = thread_of(["d/2023-01-01 t4.md", "d/2023-01-01 t1.md", "d/2023-01-01 t3.md",
+                        "d/2023-01-01 t2.md", "d/2023-01-01 t5.md"], ("d", "2023-01-01", ""))
     found = thread_neighbours(thread, "d/2023-01-01 t3.md", 1)
     assert found == [("d/2023-01-01 t2.md", 1), ("d/2023-01-01 t4.md", 1)]
     assert len(thread_neighbours(thread, "d/2023-01-01 t1.md", 2)) == 2
     assert thread_neighbours(thread, "elsewhere.md", 2) == []
+
+
+@given(st.lists(st.integers(0, 10_000), unique=True, min_size=1, max_size=30))
+def test_natural_order_is_numeric_order(numbers: list[int]) -> None:
+    paths = [f"f/Turn {n}.md" for n in numbers]
+    assert thread_of(paths, ("f", "", "turn")) == [f"f/Turn {n}.md" for n in sorted(numbers)]
 
 
 def test_propagate_adds_a_share_of_the_best_neighbour_less_with_distance() -> None:

@@ -3,10 +3,13 @@
 * Names: a note's title and aliases are what a user types to find it. The share of a name's
   words that a query mentions lifts the note, and a query that *is* a note's name puts that
   note first.
-* Threads: notes in one folder whose file names start with the same date (`2023-05-08 …`:
-  conversation turns, daily logs, memories saved that day) are read in name order; a note
-  near a strongly matching note of its thread gains part of that note's score, because a
-  short turn or entry is rarely understandable alone (the answer follows the question).
+* Threads: numbered notes of one folder (`Session 3 – turn 12`, `2023-05-08 s01 t003 …`,
+  `Turn 7`, `Chapter 2`) are read in natural name order (2 before 10), a thread per folder,
+  leading date and series (the words before the number); a note near a strongly matching note of its thread gains part of that
+  note's score, because a short turn or entry is rarely understandable alone (the answer
+  follows the question). A note whose name carries no number (a memory `2026-11-20 slug`, a
+  daily note, `Home`) belongs to no thread: where nothing says the order means something, the
+  rule does nothing.
 * Confidence: the absolute strength of a query's best evidence (cosine of meaning, share of
   the query's words present), so that relevance means the same across queries and a query
   that matches nothing well does not return confident results.
@@ -23,6 +26,10 @@ from dataclasses import dataclass
 _WORD = re.compile(r"\w+", re.UNICODE)
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _THREAD_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?=$|[ T_.-])")
+# A sequence number in a name: digits alone or after at most two letters (`12`, `t003`, `D3`),
+# not digits inside a word (`k3s`, `mp3`, `13th`).
+_SEQUENCE = re.compile(r"(?<![^\W\d_])[^\W\d_]{0,2}\d+(?![^\W_])")
+_DIGITS = re.compile(r"(\d+)")
 
 #: Words too common to say anything about what a query is after.
 STOP_WORDS = frozenset((
@@ -103,6 +110,11 @@ def _split_stems(name: str) -> tuple[frozenset[str], frozenset[str]]:
     return stems - numbered, numbered
 
 
+def content_stems(text: str) -> frozenset[str]:
+    """The lightly stemmed content words of a text."""
+    return _content_stems(text)
+
+
 # ---- names ------------------------------------------------------------------------------------
 
 
@@ -134,26 +146,45 @@ def name_match(query: str, names: Iterable[str]) -> NameMatch:
 # ---- threads ----------------------------------------------------------------------------------
 
 
-def thread_key(path: str) -> str | None:
-    """`folder/YYYY-MM-DD` for a note whose file name starts with a date, else None."""
+@functools.lru_cache(maxsize=65536)
+def thread_key(path: str) -> tuple[str, str, str] | None:
+    """(folder, leading date or "", series) of a numbered note, else None. A note belongs to a
+    thread when its name, a leading date aside, holds a sequence number; the words before
+    that number name the series (`Session 3 – turn 12` and `Session 4 – turn 1` are one
+    thread, `Free Will 3` and `Cryptocurrencies 4` two)."""
     folder, _, name = path.rpartition("/")
-    found = _THREAD_DATE.match(name)
-    if found is None:
+    stem = name[: name.rfind(".")] if "." in name[1:] else name
+    found = _THREAD_DATE.match(stem)
+    day, rest = (found.group(1), stem[found.end():]) if found else ("", stem)
+    number = _SEQUENCE.search(rest)
+    if number is None:
         return None
-    return f"{folder + '/' if folder else ''}{found.group(1)}"
+    return folder, day, " ".join(words(rest[: number.start()]))
+
+
+@functools.lru_cache(maxsize=65536)
+def natural_key(path: str) -> tuple[tuple[int, int | str], ...]:
+    """Sorts names as people read them: `turn 2` before `turn 10` (case aside)."""
+    parts = _DIGITS.split(path.casefold())
+    return tuple((1, int(part)) if i % 2 else (0, part) for i, part in enumerate(parts))
+
+
+def thread_of(folder_paths: Iterable[str], key: tuple[str, str, str]) -> list[str]:
+    """The notes of one thread among a folder's notes, in natural name order."""
+    return sorted((p for p in folder_paths if thread_key(p) == key), key=natural_key)
 
 
 def thread_neighbours(
     thread: Sequence[str], path: str, width: int
 ) -> list[tuple[str, int]]:
-    """The notes within `width` places of `path` in its thread (name order), with distances."""
-    ordered = sorted(thread)
+    """The notes within `width` places of `path` in its thread (in the given order), with
+    distances."""
     try:
-        here = ordered.index(path)
+        here = thread.index(path)
     except ValueError:
         return []
-    low, high = max(0, here - width), min(len(ordered), here + width + 1)
-    return [(ordered[i], abs(i - here)) for i in range(low, high) if i != here]
+    low, high = max(0, here - width), min(len(thread), here + width + 1)
+    return [(thread[i], abs(i - here)) for i in range(low, high) if i != here]
 
 
 def propagate(

@@ -1,0 +1,24 @@
+"""Catalog.paths_in_folder: the notes directly in one folder, for thread context."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.index._support import note
+from vaultmem.index.catalog import Catalog
+
+
+def test_paths_in_folder_lists_direct_children_only(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    try:
+        paths = ["Top 1.md", "c/Turn 2.md", "c/Turn 10.md", "c/Session 1/Turn 1.md",
+                 "c2/Turn 1.md", "c/2023-01-01 t1.md", "c/2023-01-02 t1.md"]
+        catalog.apply([note(path, "text")[0] for path in paths])
+        assert catalog.paths_in_folder("c") == sorted(
+            ["c/Turn 2.md", "c/Turn 10.md", "c/2023-01-01 t1.md", "c/2023-01-02 t1.md"])
+        assert catalog.paths_in_folder("c", "2023-01-01") == ["c/2023-01-01 t1.md"]
+        assert catalog.paths_in_folder("c/Session 1") == ["c/Session 1/Turn 1.md"]
+        assert catalog.paths_in_folder("") == ["Top 1.md"]
+        assert catalog.paths_in_folder("missing") == []
+    finally:
+        catalog.close()

@@ -46,18 +46,19 @@ from vaultmem.engine.shapes import (
     memory_json,
     search_json,
 )
-from vaultmem.errors import InvalidInput, NotFound
+from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.notes import Note
+from vaultmem.vault.notes import Note, read_note
 
 REVIEW_RELEVANCE_FLOOR = 0.3
 # Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
 VECTOR_POOL = 400
 TEXT_POOL = 150
 RERANK_POOL = 50
-LANGUAGE_SAMPLE = 400  # chunks `status` reads to tell how much of the vault is not English
+LANGUAGE_SAMPLE = 100  # notes `status` reads to tell how much of the vault is not English
+LANGUAGE_CHARS = 4000  # of each
 
 
 class SearchIndex(Protocol):
@@ -69,7 +70,6 @@ class SearchIndex(Protocol):
     ) -> list[ChunkHit]: ...
     def related(self, path: str, k: int) -> list[tuple[str, float]]: ...
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]: ...
-    def sample_texts(self, limit: int) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,7 @@ class Engine:
         self.memories = memories
         self.indexer = indexer
         self._index = index
+        self._language_cache: tuple[int, JSON] | None = None
         self.embedder = embedder
         self.params = params
         self._sync_lock = threading.RLock()  # one index writer at a time
@@ -250,9 +251,26 @@ class Engine:
                          "by_type": by_type, "decisions": decisions},
             "coverage": coverage,
             "embedder": self.embedder.name,
-            "languages": languages_json(
-                language_share(self._index().sample_texts(LANGUAGE_SAMPLE)), self.embedder.name),
+            "languages": self._languages(records),
         }
+
+    def _languages(self, records: dict[str, Any]) -> JSON:
+        """How much of the vault is not English, judged on up to LANGUAGE_SAMPLE indexed notes
+        spread over it (read from the vault: status must not load the index). Kept until the
+        number of indexed notes changes."""
+        indexed = sorted(p for p, r in records.items() if r.status == "indexed")
+        cached = self._language_cache
+        if cached is not None and cached[0] == len(indexed):
+            return cached[1]
+        texts = []
+        for path in indexed[:: max(1, len(indexed) // LANGUAGE_SAMPLE)][:LANGUAGE_SAMPLE]:
+            try:
+                texts.append(read_note(self.root, path).body[:LANGUAGE_CHARS])
+            except (NoteError, NotFound, OSError):
+                continue  # gone or unreadable since it was indexed: judged next time
+        result = languages_json(language_share(texts), self.embedder.name)
+        self._language_cache = (len(indexed), result)
+        return result
 
     # reinforcement ------------------------------------------------------------------------
 

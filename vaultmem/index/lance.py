@@ -204,11 +204,6 @@ class LanceIndex:
             matrix = self._ensure_matrix()
             return {} if matrix is None else matrix.note_vectors(paths)
 
-    def sample_texts(self, limit: int) -> list[str]:
-        with self._lock:
-            matrix = self._ensure_matrix()
-            return [] if matrix is None else matrix.sample_texts(limit)
-
     def related(self, path: str, k: int) -> list[tuple[str, float]]:
         with self._lock:
             matrix = self._ensure_matrix()

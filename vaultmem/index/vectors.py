@@ -112,12 +112,6 @@ class VectorMatrix:
         self._reset()
         self.add(ids, paths, texts, vectors)
 
-    def sample_texts(self, limit: int) -> list[str]:
-        """Up to `limit` live chunk texts, spread evenly over the index."""
-        live = [row for row in range(len(self._ids)) if self._alive[row]]
-        step = max(1, len(live) // max(limit, 1))
-        return [self._texts[row] for row in live[::step][:limit]]
-
     def text_of(self, chunk_id: str, path: str) -> str | None:
         """The text of one live chunk (looked up among its note's rows), or None."""
         for row in self._rows_by_path.get(path, ()):

@@ -5,11 +5,11 @@
   note first.
 * Threads: numbered notes of one folder (`Session 3 – turn 12`, `2023-05-08 s01 t003 …`,
   `Turn 7`, `Chapter 2`) are read in natural name order (2 before 10), a thread per folder,
-  leading date and series (the words before the number); a note near a strongly matching note of its thread gains part of that
-  note's score, because a short turn or entry is rarely understandable alone (the answer
-  follows the question). A note whose name carries no number (a memory `2026-11-20 slug`, a
-  daily note, `Home`) belongs to no thread: where nothing says the order means something, the
-  rule does nothing.
+  leading date and series (the words before the number); a note near a strongly matching
+  note of its thread gains part of that note's score, because a short turn or entry is
+  rarely understandable alone (the answer follows the question). A note whose name carries
+  no number (a memory `2026-11-20 slug`, a daily note, `Home`) belongs to no thread: where
+  nothing says the order means something, the rule does nothing.
 * Confidence: the absolute strength of a query's best evidence (cosine of meaning, share of
   the query's words present), so that relevance means the same across queries and a query
   that matches nothing well does not return confident results.

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field, replace
 
 from vaultmem.core.relevance import (
     NameMatch,
-    content_stems,
     evidence,
     name_match,
     propagate,
@@ -31,13 +30,6 @@ COVERAGE_POWER = 1.0
 THREAD_SHARE = 0.5
 THREAD_DECAY = 0.7
 THREAD_WIDTH = 2
-# A note gains this share of the best score among the candidates it links to or that link to
-# it (Obsidian [[links]]).
-LINK_SHARE = 0.0
-# Diversity among the first DIVERSITY_DEPTH notes: a note loses this share of the best score
-# times its word overlap (Jaccard) with a note already placed above it (0: off).
-DIVERSITY = 0.0
-DIVERSITY_DEPTH = 30
 # A note whose title or alias the query names is lifted by up to this share.
 NAME_BOOST = 0.3
 # A query's confidence is the best evidence among this many of its best notes.
@@ -95,7 +87,6 @@ class QueryContext:
     query: str
     names: Mapping[str, Sequence[str]] = field(default_factory=dict)
     neighbours: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
-    links: Mapping[str, Sequence[str]] = field(default_factory=dict)  # both directions
 
 
 def note_signals(
@@ -186,13 +177,8 @@ def rank_notes(
     scores = hybrid_scores(signals, text_weight=text_weight, coverage=coverage)
     names = {p: name_match(context.query, context.names.get(p, ())) for p in scores}
     scores = propagate(scores, context.neighbours, share=THREAD_SHARE, decay=THREAD_DECAY)
-    if LINK_SHARE > 0 and context.links:
-        linked = {p: [(q, 1) for q in others] for p, others in context.links.items()}
-        scores = propagate(scores, linked, share=LINK_SHARE, decay=1.0)
     scores = {p: s * (1.0 + NAME_BOOST * names[p].coverage) for p, s in scores.items()}
     order = sorted(scores, key=lambda p: (not names[p].exact, -scores[p], p))
-    if DIVERSITY > 0:
-        order = diversify(order, scores, signals, DIVERSITY, DIVERSITY_DEPTH)
     best = max(scores.values())
     confidence = max(_evidence(p, signals[p], context, names[p])
                      for p in order[:CONFIDENCE_DEPTH])
@@ -206,28 +192,6 @@ def rank_notes(
             vector_similarity=signals[path].cosine,
         ))
     return matches
-
-
-def diversify(order: Sequence[str], scores: Mapping[str, float],
-              signals: Mapping[str, NoteSignals], weight: float, depth: int) -> list[str]:
-    """Greedy re-order of the first `depth` notes: each next is the best score less `weight` ·
-    the top score · its largest word overlap with a note already chosen."""
-    head, tail = list(order[:depth]), list(order[depth:])
-    stems = {p: content_stems(signals[p].best.text) for p in head}
-    top = max((scores[p] for p in head), default=0.0)
-    chosen: list[str] = []
-    while head:
-        def value(p: str) -> float:
-            overlap = max((_jaccard(stems[p], stems[q]) for q in chosen), default=0.0)
-            return scores[p] - weight * top * overlap
-        best = max(head, key=lambda p: (value(p), -head.index(p)))
-        chosen.append(best)
-        head.remove(best)
-    return chosen + tail
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 0.0
 
 
 def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameMatch) -> float:

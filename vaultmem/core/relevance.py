@@ -110,11 +110,6 @@ def _split_stems(name: str) -> tuple[frozenset[str], frozenset[str]]:
     return stems - numbered, numbered
 
 
-def content_stems(text: str) -> frozenset[str]:
-    """The lightly stemmed content words of a text."""
-    return _content_stems(text)
-
-
 # ---- names ------------------------------------------------------------------------------------
 
 

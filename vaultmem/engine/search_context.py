@@ -7,9 +7,9 @@ plain values.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-from vaultmem.core.ranking import LINK_SHARE, THREAD_WIDTH, NoteSignals, QueryContext
+from vaultmem.core.ranking import THREAD_WIDTH, NoteSignals, QueryContext
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
 from vaultmem.index.base import names_of
 from vaultmem.index.catalog import Catalog
@@ -32,25 +32,4 @@ def query_context(
         if key not in threads:
             threads[key] = thread_of(catalog.paths_in_folder(key[0], key[1]), key)
         neighbours[path] = thread_neighbours(threads[key], path, THREAD_WIDTH)
-    links = candidate_links(catalog, signals) if LINK_SHARE > 0 else {}
-    return QueryContext(query=query, names=names, neighbours=neighbours, links=links)
-
-
-def candidate_links(catalog: Catalog, paths: Iterable[str]) -> dict[str, list[str]]:
-    """Links among the candidates, both ways: a link `[[Name]]` or `[[folder/Name]]` resolves
-    to the candidate with that file name (or path)."""
-    paths = list(paths)
-    by_name: dict[str, str] = {}
-    for path in sorted(paths):
-        stem = path[: -3] if path.endswith(".md") else path
-        by_name.setdefault(stem.casefold(), path)
-        by_name.setdefault(stem.rpartition("/")[2].casefold(), path)
-    out: dict[str, set[str]] = {}
-    for path, targets in catalog.links_for(paths).items():
-        for target in targets:
-            key = target[: -3] if target.casefold().endswith(".md") else target
-            other = by_name.get(key.casefold())
-            if other is not None and other != path:
-                out.setdefault(path, set()).add(other)
-                out.setdefault(other, set()).add(path)
-    return {path: sorted(others) for path, others in out.items()}
+    return QueryContext(query=query, names=names, neighbours=neighbours)

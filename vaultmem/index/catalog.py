@@ -127,18 +127,6 @@ class Catalog:
                 found[path] = (title, tuple(json.loads(aliases)) if aliases else ())
         return found
 
-    def links_for(self, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
-        """The link targets of each known path, as written in the note."""
-        wanted = [p for p in dict.fromkeys(paths) if _storable(p)]
-        found: dict[str, tuple[str, ...]] = {}
-        for start in range(0, len(wanted), _PER_QUERY):
-            part = wanted[start : start + _PER_QUERY]
-            marks = ", ".join("?" * len(part))
-            rows = self._query(
-                f"SELECT path, links FROM notes WHERE path IN ({marks})", tuple(part))
-            found.update((path, tuple(json.loads(links))) for path, links in rows if links)
-        return found
-
     def paths_in_folder(self, folder: str, name_prefix: str = "") -> list[str]:
         """Paths of the notes directly in `folder` ("" the vault's top) whose file names start
         with `name_prefix`: a range scan of the primary key."""

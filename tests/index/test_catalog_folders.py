@@ -20,5 +20,9 @@ def test_paths_in_folder_lists_direct_children_only(tmp_path: Path) -> None:
         assert catalog.paths_in_folder("c/Session 1") == ["c/Session 1/Turn 1.md"]
         assert catalog.paths_in_folder("") == ["Top 1.md"]
         assert catalog.paths_in_folder("missing") == []
+        catalog.apply([note("c/Turn 3.md", "one\n\ntwo")[0]])  # two chunks
+        assert "c/Turn 3.md" in catalog.paths_in_folder("c")
+        assert "c/Turn 3.md" not in catalog.paths_in_folder("c", max_chunks=1)
+        assert "c/Turn 2.md" in catalog.paths_in_folder("c", max_chunks=1)
     finally:
         catalog.close()

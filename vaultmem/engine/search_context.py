@@ -1,5 +1,5 @@
 """What ranking needs from the catalog for one query: candidates' names and thread neighbours
-(the numbered notes of a candidate's folder, core/relevance.py).
+(the short numbered notes of a candidate's folder, core/relevance.py).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
 plain values.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vaultmem.core.ranking import THREAD_WIDTH, NoteSignals, QueryContext
+from vaultmem.core.ranking import THREAD_MAX_CHUNKS, THREAD_WIDTH, NoteSignals, QueryContext
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
 from vaultmem.index.base import names_of
 from vaultmem.index.catalog import Catalog
@@ -30,6 +30,7 @@ def query_context(
         if key is None:
             continue
         if key not in threads:
-            threads[key] = thread_of(catalog.paths_in_folder(key[0], key[1]), key)
+            threads[key] = thread_of(
+                catalog.paths_in_folder(key[0], key[1], max_chunks=THREAD_MAX_CHUNKS), key)
         neighbours[path] = thread_neighbours(threads[key], path, THREAD_WIDTH)
     return QueryContext(query=query, names=names, neighbours=neighbours)

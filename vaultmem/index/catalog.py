@@ -127,14 +127,17 @@ class Catalog:
                 found[path] = (title, tuple(json.loads(aliases)) if aliases else ())
         return found
 
-    def paths_in_folder(self, folder: str, name_prefix: str = "") -> list[str]:
+    def paths_in_folder(self, folder: str, name_prefix: str = "", *,
+                        max_chunks: int | None = None) -> list[str]:
         """Paths of the notes directly in `folder` ("" the vault's top) whose file names start
-        with `name_prefix`: a range scan of the primary key."""
+        with `name_prefix` (and that have at most `max_chunks` chunks): a range scan of the
+        primary key."""
         prefix = f"{folder}/{name_prefix}" if folder else name_prefix
         rows = self._query(
             "SELECT path FROM notes WHERE path >= ? AND path < ? "
-            "AND instr(substr(path, ?), '/') = 0",
-            (prefix, prefix + "\U0010ffff", len(folder) + 2 if folder else 1),
+            "AND instr(substr(path, ?), '/') = 0 AND (? IS NULL OR chunk_count <= ?)",
+            (prefix, prefix + "\U0010ffff", len(folder) + 2 if folder else 1,
+             max_chunks, max_chunks),
         )
         return [row[0] for row in rows]
 

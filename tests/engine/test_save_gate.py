@@ -30,6 +30,7 @@ from vaultmem.core.intake import (
     ANTHROPIC_KEY,
     AWS_ACCESS_KEY,
     AWS_SECRET_KEY,
+    CARD_NUMBER,
     CONNECTION_STRING,
     GITHUB_TOKEN,
     GOOGLE_KEY,
@@ -37,8 +38,11 @@ from vaultmem.core.intake import (
     HIGH_ENTROPY,
     HUGGING_FACE_TOKEN,
     JWT,
+    LOGIN,
     OPENAI_KEY,
     PASSWORD,
+    PIN,
+    PLAIN_PASSWORD,
     PRIVATE_KEY,
     SLACK_TOKEN,
     SLACK_WEBHOOK,
@@ -79,6 +83,13 @@ CASES: list[tuple[str, str, str]] = [
     (CONNECTION_STRING, "The wiki connects to postgres://wiki:{}@db.internal:5432/wiki.",
      "s3cr3t-" + fake(10, 114)),
     (HIGH_ENTROPY, "The vendor's webhook signing value, sent by mail: {}", fake(40, 115)),
+    (PLAIN_PASSWORD, "The NAS root password is {}, don't share it",
+     "correct-horse-" + "battery-staple"),
+    (PLAIN_PASSWORD, "The wifi password at the cabin is {}", "hunter2-Blue-" + "Fox"),
+    (LOGIN, "The gitea admin login is sam / {}", "Tr0ub4dor&" + "3x"),
+    (PIN, "My bank PIN is {} and that is all", "49" + "21"),
+    (CARD_NUMBER, "My card is {}", "4242 4242 " + "4242 4242"),
+    (AWS_ACCESS_KEY, "{}", "AK" + "IAIOSFODNN7EXAMPLE"),
 ]
 
 

@@ -173,6 +173,20 @@ class TestMalformed:
         with pytest.raises(NoteError, match="binary"):
             parse_note("n.md", b"\x89PNG\x00\x00")
 
+    @pytest.mark.parametrize("raw", [b"# Title\n\nbefore\x00after\n", b"\x00" * 64,
+                                     b"\xff\xfeh\x00i\x00\n\x00"])
+    def test_a_nul_inside_or_only_nuls_is_binary(self, raw: bytes) -> None:
+        with pytest.raises(NoteError, match="binary"):
+            parse_note("n.md", raw)
+
+    def test_nul_padding_after_the_text_is_ignored_and_reported(self) -> None:
+        text = b"# Magic Numbers\n\nA magic number is a constant with #meaning.\n"
+        raw = text + b"\x00" * 3836
+        note = parse_note("Magic Numbers (in computer science).md", raw)
+        assert note.body == text.decode() and note.tags == ("meaning",)
+        assert note.size == len(raw) and note.file_hash == hashlib.sha256(raw).hexdigest()
+        assert note.warnings == ("3836 NUL bytes of padding after the text ignored",)
+
 
 @given(raw=st.binary(max_size=300).filter(lambda b: b"\x00" not in b))
 @settings(max_examples=300, deadline=None)

@@ -110,14 +110,21 @@ def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
 
 
 def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
-    """Parse a note's bytes. Raises NoteError only for binary content."""
-    if b"\x00" in raw:
+    """Parse a note's bytes. Raises NoteError only for binary content.
+
+    NUL bytes after UTF-8 text (padding some sync tools and crashed editors leave) are not part
+    of the note: its text is read and the padding reported; a NUL inside the text is binary."""
+    content = raw.rstrip(b"\x00")
+    if b"\x00" in content or (len(content) < len(raw) and not _utf8(content)):
         raise NoteError("binary file, not a note")
     warnings: list[str] = []
+    if len(content) < len(raw):
+        warnings.append(f"{len(raw) - len(content)} NUL bytes of padding after the text "
+                        "ignored")
     try:
-        text = raw.decode("utf-8")
+        text = content.decode("utf-8")
     except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
+        text = content.decode("utf-8", errors="replace")
         warnings.append(INVALID_UTF8)
     fields, body, body_start, error = _split(text)
     commented = [] if error else _commented_tags(text)
@@ -146,6 +153,14 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
         size=len(raw),
         warnings=tuple(warnings),
     )
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return bool(data.strip())
 
 
 def _split(text: str) -> tuple[dict[str, object], str, int, str | None]:

@@ -313,11 +313,19 @@ def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | N
     return next((m for m in live if normalise_text(_content_of(m)) == wanted), None)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
+TITLE_MAX = 200  # past this a first sentence is cut at a word, with an ellipsis
+
+
 def _title_from(content: str) -> str:
-    first = content.strip().splitlines()[0].lstrip("#").strip()
-    words = first.split()
-    title = " ".join(words[:8])
-    return title if len(words) <= 8 else title + "…"
+    """A memory's title: the first sentence of its first line, whole (a title cut mid-sentence
+    reads as a different fact); only a sentence longer than TITLE_MAX is shortened."""
+    first = " ".join(content.strip().splitlines()[0].lstrip("#").split())
+    sentence = _SENTENCE_END.split(first, maxsplit=1)[0].rstrip()
+    if len(sentence) <= TITLE_MAX:
+        return sentence[:-1] if sentence.endswith(".") and not sentence.endswith("..") \
+            else sentence
+    return sentence[:TITLE_MAX].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _content_of(memory: MemoryNote) -> str:

@@ -101,3 +101,17 @@ def test_model_free_commands_do_not_load_lancedb_or_torch(env: dict[str, str]) -
                          "VAULTMEM_EMBEDDING_MODEL": "default"},
                          capture_output=True, text=True, timeout=60, check=True)
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("command", [["init"], ["token"], ["run"], ["mcp"],
+                                     ["service", "install"], ["service", "status"]])
+def test_help_lists_only_options_that_mean_something(command: list[str]) -> None:
+    """A time means nothing to writing a config, printing a token or serving: no --now."""
+    shown = invoke([*command, "--help"]).output
+    assert "--now" not in shown and "--vault" in shown
+
+
+@pytest.mark.parametrize("command", [["search", "x"], ["sweep"], ["get", "x"], ["gc"]])
+def test_commands_that_evaluate_a_time_keep_now(command: list[str]) -> None:
+    assert "--now" in invoke([*command, "--help"]).output
+

@@ -1,6 +1,7 @@
 """What every `vaultmem` command receives, and the options every command accepts.
 
-Every command takes --vault/--config/--data-dir/--now/--json (after the command name). The
+Every command takes --vault/--config/--data-dir/--json (after the command name) and, where a
+time means something, --now. The
 command's settings are loaded here and handed to the composition root (`vaultmem.app`); an API
 operation runs through the daemon when one serves the vault, in-process otherwise.
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
@@ -107,8 +108,19 @@ def _parse_now(value: str | None) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def common(func: F) -> F:
-    """Shared options, accepted after every command name."""
+@overload
+def common(func: F) -> F: ...
+
+
+@overload
+def common(*, now: bool = ...) -> Callable[[F], F]: ...
+
+
+def common(func: F | None = None, *, now: bool = True) -> Any:
+    """Shared options, accepted after every command name (`@common`, or `@common(now=False)`
+    for a command where a time means nothing)."""
+    if func is None:
+        return functools.partial(common, now=now)
     options = [
         click.option("--vault", type=click.Path(file_okay=False, path_type=Path),
                      envvar="VAULTMEM_VAULT", help="The Obsidian vault folder."),
@@ -116,8 +128,9 @@ def common(func: F) -> F:
                      help="Config file (default: VAULTMEM_CONFIG or the user config dir)."),
         click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
                      help="Where the index lives (default: the user data dir)."),
-        click.option("--now", metavar="ISO-TIME",
-                     help="Evaluate as of this time instead of the clock (what-if, replays)."),
+        *([click.option("--now", metavar="ISO-TIME",
+                        help="Evaluate as of this time instead of the clock (what-if, "
+                             "replays).")] if now else []),
         click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output."),
     ]
 
@@ -129,4 +142,5 @@ def common(func: F) -> F:
 
     for option in reversed(options):
         wrapper = option(wrapper)
-    return wrapper  # type: ignore[return-value]
+    return wrapper
+

@@ -51,7 +51,7 @@ def main() -> None:
 # commands -----------------------------------------------------------------------------------
 
 @cli.command()
-@common
+@common(now=False)
 @click.option("--force", is_flag=True, help="Overwrite an existing config file.")
 def init(ctx: Context, force: bool) -> None:
     """Write a config file for a vault (use with --vault)."""
@@ -247,7 +247,7 @@ def consolidate(ctx: Context, cluster_id: str | None) -> None:
 
 
 @cli.command()
-@common
+@common(now=False)
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def run(ctx: Context, log_level: str) -> None:
@@ -269,7 +269,7 @@ def run(ctx: Context, log_level: str) -> None:
 
 
 @cli.command()
-@common
+@common(now=False)
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def mcp(ctx: Context, log_level: str) -> None:
@@ -277,15 +277,13 @@ def mcp(ctx: Context, log_level: str) -> None:
     from vaultmem.app import start_command
     from vaultmem.mcp.server import Bridge, serve_stdio
 
-    if ctx.now_given:
-        raise InvalidInput("--now does not apply to mcp: the daemon keeps its own clock")
     paths = ctx.paths
     serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path)),
                 log_level)
 
 
 @cli.command()
-@common
+@common(now=False)
 def token(ctx: Context) -> None:
     """Print the bearer token clients use to reach the daemon (created if missing)."""
     from vaultmem.api.auth import load_or_create_token

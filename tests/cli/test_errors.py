@@ -115,3 +115,27 @@ def test_help_lists_only_options_that_mean_something(command: list[str]) -> None
 def test_commands_that_evaluate_a_time_keep_now(command: list[str]) -> None:
     assert "--now" in invoke([*command, "--help"]).output
 
+
+FUTURE = "2026-12-26T00:00:00Z"
+
+
+@pytest.mark.parametrize("command", [["sweep", "--apply"], ["gc", "--apply"],
+                                     ["reconcile", "--apply"], ["promote"],
+                                     ["consolidate", "--merge", "c1"]])
+def test_now_with_a_write_is_refused_without_write_at_now(
+    env: dict[str, str], command: list[str]
+) -> None:
+    vault = Path(env["VAULTMEM_VAULT"])
+    before = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    _fails([*command, "--now", FUTURE], env, "--write-at-now")
+    assert {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()} == before
+
+
+def test_now_previews_and_write_at_now_replays(env: dict[str, str]) -> None:
+    vault = Path(env["VAULTMEM_VAULT"])
+    memory_note(vault, "busy", use_count=12, last_used=REFERENCE, strength=3.0,
+                created=REFERENCE)
+    preview = invoke(["sweep", "--now", FUTURE, "--json"], env=env)
+    assert preview.exit_code == 0, preview.output
+    replay = invoke(["sweep", "--apply", "--now", FUTURE, "--write-at-now", "--json"], env=env)
+    assert replay.exit_code == 0, replay.output

@@ -65,6 +65,14 @@ class Context:
             bring_up_to_date(app, op, self.now)
             return app.api(clock=lambda: self.now, progress=progress).call(op, body)
 
+    def check_writes_at_now(self, writes: bool, allowed: bool) -> None:
+        """--now is a what-if: a command that writes (`--apply`, a promote or a merge) would
+        date what it writes at that time, so it asks for --write-at-now too."""
+        if writes and self.now_given and not allowed:
+            raise InvalidInput("--now previews as of another time; with it this command would "
+                               "write dates at that time into your notes: drop --now, or add "
+                               "--write-at-now to replay as of --now on purpose")
+
     def _call_daemon(self, data_dir: Path, op: str, body: dict[str, Any]) -> Any:
         from vaultmem.api.client import discover
 
@@ -144,3 +152,7 @@ def common(func: F | None = None, *, now: bool = True) -> Any:
         wrapper = option(wrapper)
     return wrapper
 
+
+write_at_now = click.option(
+    "--write-at-now", is_flag=True,
+    help="With --now: write as of that time (a replay); without it --now only previews.")

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from vaultmem import __version__
-from vaultmem.cli.context import Context, common
+from vaultmem.cli.context import Context, common, write_at_now
 from vaultmem.cli.memory import COMMANDS
 from vaultmem.cli.service import service
 from vaultmem.config import write_config
@@ -180,21 +180,25 @@ def review(ctx: Context, limit: int) -> None:
 @cli.command()
 @common
 @click.option("--apply", is_flag=True, help="Archive them (default: only show).")
-def gc(ctx: Context, apply: bool) -> None:
+@write_at_now
+def gc(ctx: Context, apply: bool, write_at_now: bool) -> None:
     """Forget faded memories: move them to the archive folder (restorable)."""
     from vaultmem.cli.output import show_gc
 
+    ctx.check_writes_at_now(apply, write_at_now)
     ctx.emit(ctx.call("gc", {"apply": apply}), show_gc)
 
 
 @cli.command()
 @common
 @click.option("--apply", is_flag=True, help="Merge and archive the copies (default: only show).")
-def reconcile(ctx: Context, apply: bool) -> None:
+@write_at_now
+def reconcile(ctx: Context, apply: bool, write_at_now: bool) -> None:
     """Merge sync conflict copies (notes sharing one memory id) into the memory: their uses
     are added to its note and the copies move to the archive folder (nothing is deleted)."""
     from vaultmem.cli.output import show_reconcile
 
+    ctx.check_writes_at_now(apply, write_at_now)
     ctx.emit(ctx.call("reconcile", {"apply": apply}), show_reconcile)
 
 
@@ -202,10 +206,12 @@ def reconcile(ctx: Context, apply: bool) -> None:
 @common
 @click.argument("ref", required=False, metavar="[ID|PATH]")
 @click.option("--dry-run", is_flag=True, help="Only show what would be promoted.")
-def promote(ctx: Context, ref: str | None, dry_run: bool) -> None:
+@write_at_now
+def promote(ctx: Context, ref: str | None, dry_run: bool, write_at_now: bool) -> None:
     """Promote a memory (or every one that qualifies) to a long-term note in STM/."""
     from vaultmem.cli.output import show_promote
 
+    ctx.check_writes_at_now(not dry_run, write_at_now)
     body: dict[str, Any] = {"dry_run": dry_run}
     if ref is not None:
         body["id"] = ref
@@ -236,10 +242,12 @@ def status(ctx: Context, files: bool) -> None:
 @cli.command()
 @common
 @click.option("--merge", "cluster_id", metavar="CLUSTER-ID", help="Merge this cluster.")
-def consolidate(ctx: Context, cluster_id: str | None) -> None:
+@write_at_now
+def consolidate(ctx: Context, cluster_id: str | None, write_at_now: bool) -> None:
     """List clusters of near-duplicate memories, or merge one (originals are archived)."""
     from vaultmem.cli.output import show_clusters, show_merge
 
+    ctx.check_writes_at_now(bool(cluster_id), write_at_now)
     if cluster_id:
         ctx.emit(ctx.call("merge_cluster", {"cluster_id": cluster_id}), show_merge)
     else:

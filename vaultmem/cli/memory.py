@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from vaultmem.cli.context import Context, common
+from vaultmem.cli.context import Context, common, write_at_now
 
 
 def _echo(text: str) -> None:
@@ -86,8 +86,10 @@ def feedback(ctx: Context, ref: str, helpful: bool) -> None:
 @click.command()
 @common
 @click.option("--apply", is_flag=True, help="Archive and promote (default: only show).")
-def sweep(ctx: Context, apply: bool) -> None:
+@write_at_now
+def sweep(ctx: Context, apply: bool, write_at_now: bool) -> None:
     """Forget and promote in one pass, as the daemon's schedule does."""
+    ctx.check_writes_at_now(apply, write_at_now)
     ctx.emit(ctx.call("sweep", {"dry_run": not apply}), show_sweep)
 
 

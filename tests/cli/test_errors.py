@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -139,3 +140,21 @@ def test_now_previews_and_write_at_now_replays(env: dict[str, str]) -> None:
     assert preview.exit_code == 0, preview.output
     replay = invoke(["sweep", "--apply", "--now", FUTURE, "--write-at-now", "--json"], env=env)
     assert replay.exit_code == 0, replay.output
+
+
+@pytest.mark.parametrize(("args", "code", "needle", "exit_code"), [
+    (["touch", "no-such-id"], "not_found", "no memory with id", 1),
+    (["get", "../outside.md"], "path_outside_vault", "vault", 1),
+    (["save", "hi"], "refused", "too short", 1),
+    (["search", "x", "-k", "0"], "invalid_input", "--top-k", 2),
+    (["sweep", "--now", "yesterday"], "invalid_input", "ISO 8601", 2),
+])
+def test_json_errors_are_one_json_object_of_the_sockets_shape(
+    env: dict[str, str], args: list[str], code: str, needle: str, exit_code: int
+) -> None:
+    result = invoke([*args, "--json"], env=env)
+    assert result.exit_code == exit_code, result.output
+    assert result.stderr == "" and len(result.stdout.strip().splitlines()) == 1
+    error = json.loads(result.stdout)
+    assert list(error) == ["error"] and set(error["error"]) == {"code", "message"}
+    assert error["error"]["code"] == code and needle in error["error"]["message"]

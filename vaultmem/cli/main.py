@@ -6,6 +6,7 @@ the shared JSON shape, and turns VaultmemError into one line + exit 1.
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
@@ -19,23 +20,50 @@ from vaultmem.config import write_config
 from vaultmem.errors import InvalidInput, VaultmemError
 
 EXIT_ERROR = 1
+USAGE_ERROR = 2
 
 
 class UserError(click.ClickException):
-    """An expected failure: one line on stderr, exit 1, never a traceback."""
+    """An expected failure: one line on stderr, exit 1, never a traceback; with --json, the
+    socket's error object `{"error": {"code", "message"}}` on stdout instead."""
 
     exit_code = EXIT_ERROR
 
+    def __init__(self, message: str, *, code: str = "error", as_json: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.as_json = as_json
+
     def show(self, file: Any = None) -> None:
-        click.echo(f"error: {self.message}", err=True)
+        if self.as_json:
+            error = {"error": {"code": self.code, "message": self.message}}
+            click.echo(json.dumps(error, ensure_ascii=False))
+        else:
+            click.echo(f"error: {self.message}", err=True)
+
+
+class JsonUsageError(UserError):
+    exit_code = USAGE_ERROR
 
 
 class VaultmemGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # options follow the command name, so --json is seen here before a command parses
+        ctx.meta["vaultmem.json"] = "--json" in args[: args.index("--")] if "--" in args \
+            else "--json" in args
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
+        as_json = bool(ctx.meta.get("vaultmem.json"))
         try:
             return super().invoke(ctx)
         except VaultmemError as exc:
-            raise UserError(exc.message) from exc
+            raise UserError(exc.message, code=exc.code, as_json=as_json) from exc
+        except click.UsageError as exc:
+            if not as_json:
+                raise
+            raise JsonUsageError(exc.format_message(), code="invalid_input",
+                                 as_json=True) from exc
 
 
 @click.group(cls=VaultmemGroup, context_settings={"help_option_names": ["-h", "--help"]})

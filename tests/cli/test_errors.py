@@ -158,3 +158,13 @@ def test_json_errors_are_one_json_object_of_the_sockets_shape(
     error = json.loads(result.stdout)
     assert list(error) == ["error"] and set(error["error"]) == {"code", "message"}
     assert error["error"]["code"] == code and needle in error["error"]["message"]
+
+
+def test_a_folder_or_tag_that_names_nothing_is_an_error(env: dict[str, str]) -> None:
+    _fails(["search", "fact", "--folder", "No Such Folder"], env,
+           "no indexed note is in the folder 'No Such Folder'")
+    _fails(["search", "fact", "--folder", "MEMORIES"], env, "did you mean 'memories'?")
+    _fails(["search", "fact", "--tag", "nosuchtag"], env, "no indexed note has the tag")
+    found = invoke(["search", "fact", "--folder", "memories", "--tag", "test", "--json"],
+                   env=env)
+    assert found.exit_code == 0, found.output

@@ -13,6 +13,7 @@ import pytest
 from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
 from vaultmem.engine.indexer import Indexer
+from vaultmem.index.base import SCHEMA_VERSION
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.lance import META_FILE, LanceIndex
@@ -170,7 +171,8 @@ def test_after_a_rebuild_on_open_later_batches_keep_the_rest_of_the_catalog(
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "schema_version": 2}))
     indexer, store = make_indexer(tmp_path, vault, catalog)  # a new process: rebuilt on open
     try:
-        assert indexer.sync().rebuilt_reason == "index schema changed from v2 to v3"
+        assert indexer.sync().rebuilt_reason == (
+            f"index schema changed from v2 to v{SCHEMA_VERSION}")
         write(vault, "notes/note 3.md", "# Note 3\n\nChanged.\n")
         report = indexer.sync(paths=["notes/note 3.md"])
         assert (report.rebuilt_reason, report.changed) == (None, 1)

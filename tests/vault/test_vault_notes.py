@@ -20,12 +20,27 @@ class TestTitle:
         note = parse_note("a/b.md", b"---\ntitle: From FM\n---\n# Heading\n")
         assert note.title == "From FM"
 
-    def test_first_h1_when_no_string_title(self) -> None:
-        note = parse_note("a/b.md", b"---\ntitle: 42\n---\n## Two\n# One\n# Other\n")
-        assert note.title == "One"
+    @pytest.mark.parametrize(("path", "raw", "title"), [
+        ("Adjusting Monitor Brightness in Linux.md", b"# Problem\n\nxrandr...\n",
+         "Adjusting Monitor Brightness in Linux"),
+        ("Cryptography.md", b"---\ntags: [crypto]\n---\n# FAQs\n", "Cryptography"),
+        ("a/b.md", b"---\ntitle: 42\n---\n## Two\n# One\n# Other\n", "b"),
+        ("Display Concepts.md", b"Table of Contents\n===\n", "Display Concepts"),
+    ])
+    def test_the_file_name_not_the_first_heading(self, path: str, raw: bytes,
+                                                 title: str) -> None:
+        """Obsidian shows, links and searches a note by its file name (or `title`)."""
+        assert parse_note(path, raw).title == title
 
-    def test_setext_h1(self) -> None:
-        assert parse_note("a/b.md", b"Setext Title\n===\n").title == "Setext Title"
+    def test_the_first_heading_stays_known(self) -> None:
+        note = parse_note("a/b.md", b"---\ntitle: 42\n---\n## Two\n# One\n# Other\n")
+        assert note.first_heading == "One"
+        assert parse_note("a/b.md", b"Setext Title\n===\n").first_heading == "Setext Title"
+
+    def test_a_memory_note_is_titled_by_the_heading_vaultmem_wrote(self) -> None:
+        raw = b"---\nstm_id: 1b2c\n---\n# Sam prefers Restic over Borg\n\nSam prefers...\n"
+        note = parse_note("memories/2026-11-06 sam-prefers-restic-over-borg.md", raw)
+        assert note.title == "Sam prefers Restic over Borg"
 
     def test_file_stem_otherwise(self) -> None:
         assert parse_note("a/My Note.md", b"just text").title == "My Note"
@@ -208,7 +223,7 @@ class TestReadNote:
         (tmp_path / "sub" / "n.md").write_bytes(b"# Title\n")
         for user_path in ("sub/n.md", "sub/n", str(tmp_path / "sub" / "n.md")):
             note = read_note(tmp_path, user_path)
-            assert (note.path, note.title, note.size) == ("sub/n.md", "Title", 8)
+            assert (note.path, note.title, note.size) == ("sub/n.md", "n", 8)
             assert note.mtime_ns == (tmp_path / "sub" / "n.md").stat().st_mtime_ns
 
     def test_refusals(self, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from vaultmem.core.intake import tag_key
+from vaultmem.core.memory import is_memory
 from vaultmem.errors import FrontmatterError, NoteError
 from vaultmem.vault.frontmatter import BOM, locate, parse
 from vaultmem.vault.paths import resolve_in_vault
@@ -56,6 +57,12 @@ class Note:
     mtime_ns: int
     size: int
     warnings: tuple[str, ...]
+
+    @property
+    def first_heading(self) -> str:
+        """The text of the first level-1 heading ("" when none): not the note's name (that is
+        its file name or `title` property), but a name a query may use for it."""
+        return next((h.text for h in self.headings if h.level == 1 and h.text), "")
 
 
 _MASK = "\x01"  # stands in for code and escapes: neither whitespace nor a tag character
@@ -184,12 +191,16 @@ def _headings(tokens: list[Token], first_line: int) -> Iterator[Heading]:
 
 
 def _title(fields: Mapping[str, object], headings: tuple[Heading, ...], path: str) -> str:
+    """What Obsidian shows a note as: its `title` property when set, else its file name. A
+    memory note is the exception: its first heading is the title vaultmem wrote for it (its file
+    name is a dated slug of that title)."""
     title = fields.get("title")
     if isinstance(title, str) and title.strip():
         return title.strip()
-    for heading in headings:
-        if heading.level == 1 and heading.text:
-            return heading.text
+    if is_memory(fields):
+        for heading in headings:
+            if heading.level == 1 and heading.text:
+                return heading.text
     return title_of(path)
 
 

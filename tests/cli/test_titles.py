@@ -1,0 +1,62 @@
+"""A note is shown by what Obsidian shows it as: its file name, or its `title` property when
+set; never by its first heading ("Problem", "FAQs"). The heading stays a name search matches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli._support import REFERENCE, invoke_json, memory_note
+
+NOTES = {
+    "Adjusting Monitor Brightness in Linux.md":
+        "# Problem\n\nThe laptop panel is too bright at night; xrandr --brightness fixes it.\n",
+    "Cryptography.md": "---\ntags: [crypto]\n---\n# FAQs\n\nWhy a nonce must never repeat.\n",
+    "Blacklight OS.md": "# Homepage\n\nA small operating system for old laptops.\n",
+    "Hosts/nas.md": "---\ntitle: The family NAS\n---\n# Table of Contents\n\nDisks and shares.\n",
+}
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    vault = tmp_path / "vault"
+    for name, text in NOTES.items():
+        (vault / name).parent.mkdir(parents=True, exist_ok=True)
+        (vault / name).write_text(text, encoding="utf-8")
+    note, _ = memory_note(vault, "2026-11-06 sam-prefers-restic", use_count=2,
+                          last_used=REFERENCE, body="Sam prefers Restic over Borg for NAS backups.")
+    text = note.read_text(encoding="utf-8")
+    note.write_text(text.replace("# 2026-11-06 sam-prefers-restic", "# Sam prefers Restic"),
+                    encoding="utf-8")
+    return {"VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(tmp_path / "data"),
+            "VAULTMEM_EMBEDDING_MODEL": "fake"}
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("query", "path", "title"), [
+    ("monitor brightness xrandr", "Adjusting Monitor Brightness in Linux.md",
+     "Adjusting Monitor Brightness in Linux"),
+    ("nonce repeat cryptography", "Cryptography.md", "Cryptography"),
+    ("operating system old laptops", "Blacklight OS.md", "Blacklight OS"),
+    ("disks and shares", "Hosts/nas.md", "The family NAS"),
+])
+def test_results_are_titled_by_file_name_or_title_property(
+    env: dict[str, str], query: str, path: str, title: str
+) -> None:
+    results = invoke_json(["search", query, "--no-review"], env=env)["results"]
+    shown = {r["path"]: r["title"] for r in results}
+    assert shown[path] == title
+
+
+@pytest.mark.timeout(120)
+def test_the_first_heading_is_still_a_name_search_matches(env: dict[str, str]) -> None:
+    results = invoke_json(["search", "Homepage", "--no-review"], env=env)["results"]
+    assert results[0]["path"] == "Blacklight OS.md" and results[0]["title"] == "Blacklight OS"
+
+
+@pytest.mark.timeout(120)
+def test_a_memory_keeps_the_title_written_in_it(env: dict[str, str]) -> None:
+    results = invoke_json(["search", "restic borg", "--memories-only"], env=env)["results"]
+    assert results[0]["path"] == "memories/2026-11-06 sam-prefers-restic.md"
+    assert results[0]["title"] == "Sam prefers Restic"

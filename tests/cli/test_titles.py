@@ -60,3 +60,45 @@ def test_a_memory_keeps_the_title_written_in_it(env: dict[str, str]) -> None:
     results = invoke_json(["search", "restic borg", "--memories-only"], env=env)["results"]
     assert results[0]["path"] == "memories/2026-11-06 sam-prefers-restic.md"
     assert results[0]["title"] == "Sam prefers Restic"
+
+
+# vaultmem's own text --------------------------------------------------------------------------
+
+MERGED = """---
+stm_id: 6f1c2a9e-0000-4000-8000-000000000001
+stm_created: 2026-11-01T10:00:00+00:00
+stm_last_used: 2026-11-19T10:00:00+00:00
+stm_use_count: 4
+stm_strength: 1.5
+stm_status: active
+---
+# The garage door opener resets after power cuts
+
+The garage door opener resets after power cuts; re-pair the remote afterwards.
+
+<!-- vaultmem:merged -->
+> [!info] Merged by vaultmem on 2026-11-20
+> These 2 memories said the same thing (similarity 0.93), so they live on as this one note.
+<!-- /vaultmem:merged -->
+
+<!-- vaultmem:related -->
+## Related
+
+- [[Quuxly Frobnicator Manual]]
+<!-- /vaultmem:related -->
+"""
+
+
+@pytest.mark.timeout(120)
+def test_vaultmems_own_banners_and_sections_are_not_searched_or_shown(
+    env: dict[str, str]
+) -> None:
+    note = Path(env["VAULTMEM_VAULT"]) / "memories" / "2026-11-20 garage-door-opener.md"
+    note.write_text(MERGED, encoding="utf-8")
+    found = invoke_json(["search", "garage door opener remote"], env=env)["results"]
+    hit = next(r for r in found if r["path"] == "memories/2026-11-20 garage-door-opener.md")
+    for markup in ("vaultmem:", "[!info]", "Merged by vaultmem", "Related", "Quuxly"):
+        assert markup not in hit["snippet"]
+    for words in ("Quuxly Frobnicator Manual", "merged by vaultmem similarity"):
+        matched = invoke_json(["search", words, "--matched-only"], env=env)["results"]
+        assert all(r["path"] != hit["path"] for r in matched), words

@@ -11,8 +11,9 @@ import numpy.typing as npt
 
 #: Bump when the layout of the stored tables changes; an index with another version is rebuilt.
 # 2: aliases join the title in the full-text index; 3: no notes table; 4: a note's title is its
-# file name or `title` property, its first heading one of its other names
-SCHEMA_VERSION: int = 4
+# file name or `title` property, its first heading one of its other names; 5: vaultmem's own
+# sections (banners, Related) are not indexed
+SCHEMA_VERSION: int = 5
 
 Vector = npt.NDArray[np.float32]
 

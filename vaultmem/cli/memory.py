@@ -27,6 +27,9 @@ def show_restored(d: dict[str, Any]) -> None:
 
 
 def show_sweep(d: dict[str, Any]) -> None:
+    from vaultmem.cli.output import show_left_alone
+
+    show_left_alone(d)
     if d["dry_run"]:
         for item in d["archive"]:
             _echo(f"would archive {item['path']}: {item['reason']}")

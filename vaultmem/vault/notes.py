@@ -39,6 +39,13 @@ class Heading:
 
 
 INVALID_UTF8 = "invalid UTF-8 replaced"
+READ_ONLY = "read-only: vaultmem leaves it alone (make it writable to let vaultmem update it)"
+
+
+def read_only_mode(mode: int) -> bool:
+    """A file its owner may not write: the user made it read-only. Decided by the mode bits,
+    not by a write attempt, because root may write any file."""
+    return not mode & stat.S_IWUSR
 
 
 @dataclass(frozen=True)
@@ -94,7 +101,9 @@ def read_note_text(root: Path, path: str) -> tuple[Note, str]:
 def _read_parsed(root: Path, path: str) -> tuple[Note, bytes]:
     rel, absolute = resolve_in_vault(root, path)
     raw, info = _read_regular(absolute, rel)
-    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns), raw
+    note = parse_note(rel, raw, mtime_ns=info.st_mtime_ns,
+                      read_only=read_only_mode(info.st_mode))
+    return note, raw
 
 
 def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
@@ -116,7 +125,7 @@ def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
         os.close(fd)
 
 
-def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
+def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0, read_only: bool = False) -> Note:
     """Parse a note's bytes. Raises NoteError only for binary content.
 
     NUL bytes after UTF-8 text (padding some sync tools and crashed editors leave) are not part
@@ -124,7 +133,7 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
     content = raw.rstrip(b"\x00")
     if b"\x00" in content or (len(content) < len(raw) and not _utf8(content)):
         raise NoteError("binary file, not a note")
-    warnings: list[str] = []
+    warnings: list[str] = [READ_ONLY] if read_only else []
     if len(content) < len(raw):
         warnings.append(f"{len(raw) - len(content)} NUL bytes of padding after the text "
                         "ignored")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -101,3 +102,69 @@ def test_model_free_commands_do_not_load_lancedb_or_torch(env: dict[str, str]) -
                          "VAULTMEM_EMBEDDING_MODEL": "default"},
                          capture_output=True, text=True, timeout=60, check=True)
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("command", [["init"], ["token"], ["run"], ["mcp"],
+                                     ["service", "install"], ["service", "status"]])
+def test_help_lists_only_options_that_mean_something(command: list[str]) -> None:
+    """A time means nothing to writing a config, printing a token or serving: no --now."""
+    shown = invoke([*command, "--help"]).output
+    assert "--now" not in shown and "--vault" in shown
+
+
+@pytest.mark.parametrize("command", [["search", "x"], ["sweep"], ["get", "x"], ["gc"]])
+def test_commands_that_evaluate_a_time_keep_now(command: list[str]) -> None:
+    assert "--now" in invoke([*command, "--help"]).output
+
+
+FUTURE = "2026-12-26T00:00:00Z"
+
+
+@pytest.mark.parametrize("command", [["sweep", "--apply"], ["gc", "--apply"],
+                                     ["reconcile", "--apply"], ["promote"],
+                                     ["consolidate", "--merge", "c1"]])
+def test_now_with_a_write_is_refused_without_write_at_now(
+    env: dict[str, str], command: list[str]
+) -> None:
+    vault = Path(env["VAULTMEM_VAULT"])
+    before = {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()}
+    _fails([*command, "--now", FUTURE], env, "--write-at-now")
+    assert {p: p.read_bytes() for p in vault.rglob("*") if p.is_file()} == before
+
+
+def test_now_previews_and_write_at_now_replays(env: dict[str, str]) -> None:
+    vault = Path(env["VAULTMEM_VAULT"])
+    memory_note(vault, "busy", use_count=12, last_used=REFERENCE, strength=3.0,
+                created=REFERENCE)
+    preview = invoke(["sweep", "--now", FUTURE, "--json"], env=env)
+    assert preview.exit_code == 0, preview.output
+    replay = invoke(["sweep", "--apply", "--now", FUTURE, "--write-at-now", "--json"], env=env)
+    assert replay.exit_code == 0, replay.output
+
+
+@pytest.mark.parametrize(("args", "code", "needle", "exit_code"), [
+    (["touch", "no-such-id"], "not_found", "no memory with id", 1),
+    (["get", "../outside.md"], "path_outside_vault", "vault", 1),
+    (["save", "hi"], "refused", "too short", 1),
+    (["search", "x", "-k", "0"], "invalid_input", "--top-k", 2),
+    (["sweep", "--now", "yesterday"], "invalid_input", "ISO 8601", 2),
+])
+def test_json_errors_are_one_json_object_of_the_sockets_shape(
+    env: dict[str, str], args: list[str], code: str, needle: str, exit_code: int
+) -> None:
+    result = invoke([*args, "--json"], env=env)
+    assert result.exit_code == exit_code, result.output
+    assert result.stderr == "" and len(result.stdout.strip().splitlines()) == 1
+    error = json.loads(result.stdout)
+    assert list(error) == ["error"] and set(error["error"]) == {"code", "message"}
+    assert error["error"]["code"] == code and needle in error["error"]["message"]
+
+
+def test_a_folder_or_tag_that_names_nothing_is_an_error(env: dict[str, str]) -> None:
+    _fails(["search", "fact", "--folder", "No Such Folder"], env,
+           "no indexed note is in the folder 'No Such Folder'")
+    _fails(["search", "fact", "--folder", "MEMORIES"], env, "did you mean 'memories'?")
+    _fails(["search", "fact", "--tag", "nosuchtag"], env, "no indexed note has the tag")
+    found = invoke(["search", "fact", "--folder", "memories", "--tag", "test", "--json"],
+                   env=env)
+    assert found.exit_code == 0, found.output

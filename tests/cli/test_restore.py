@@ -30,7 +30,7 @@ def _archived(env: dict[str, str]) -> tuple[Path, str]:
     _, memory_id = memory_note(vault, "old grafana panel order", use_count=3,
                                last_used=ago(days=200), created=ago(days=300), strength=1.2,
                                body="The NAS dashboard keeps disks first, then network.")
-    done = invoke_json(["gc", "--apply", "--now", NOW], env=env)
+    done = invoke_json(["gc", "--apply", "--now", NOW, "--write-at-now"], env=env)
     assert [item["id"] for item in done["archived"]] == [memory_id]
     archived = vault / done["archived"][0]["to"]
     assert archived.parent.name == "archive"
@@ -96,7 +96,7 @@ def test_a_memory_moved_into_the_archive_by_hand_is_archived(env: dict[str, str]
     invoke_json(["reindex"], env=env)
     (vault / "memories" / "archive").mkdir()
     os.rename(path, vault / "memories" / "archive" / path.name)
-    swept = invoke_json(["sweep", "--apply", "--now", NOW], env=env)
+    swept = invoke_json(["sweep", "--apply", "--now", NOW, "--write-at-now"], env=env)
     assert swept["finished_moves"] == []  # it stays where the user put it
     assert invoke_json(["get", memory_id, "--now", NOW], env=env)["status"] == "archived"
 
@@ -108,7 +108,7 @@ def test_a_sweep_finishes_an_interrupted_restore(env: dict[str, str]) -> None:
     text = archived.read_text(encoding="utf-8")
     archived.write_text(text.replace("stm_status: archived", "stm_status: active"),
                         encoding="utf-8")
-    swept = invoke_json(["sweep", "--apply", "--now", NOW], env=env)
+    swept = invoke_json(["sweep", "--apply", "--now", NOW, "--write-at-now"], env=env)
     assert [m["to"] for m in swept["finished_moves"]] == [f"memories/{archived.name}"]
 
 

@@ -72,7 +72,7 @@ def test_gc_apply_archives_exactly_the_faded(env: dict[str, str]) -> None:
     assert invoke(["reindex"], env=env).exit_code == 0
     dry = invoke_json(["gc", "--now", NOW], env=env)
     assert {item["path"] for item in dry["archive"]} == FORGET
-    done = invoke_json(["gc", "--apply", "--now", NOW], env=env)
+    done = invoke_json(["gc", "--apply", "--now", NOW, "--write-at-now"], env=env)
     assert {item["from"] for item in done["archived"]} == FORGET
     for item in done["archived"]:
         assert not (vault / item["from"]).exists()
@@ -88,7 +88,7 @@ def test_promote_moves_to_stm_with_related_links(env: dict[str, str]) -> None:
     assert invoke(["reindex"], env=env).exit_code == 0
     original = vault / "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
     body_before = original.read_text(encoding="utf-8").split("---", 2)[2]
-    data = invoke_json(["promote", "--now", NOW], env=env)
+    data = invoke_json(["promote", "--now", NOW, "--write-at-now"], env=env)
     assert {item["from"] for item in data["promoted"]} == PROMOTE
     target = vault / "STM/2026-11-15 crumb-server-side-sessions-in-redis.md"
     text = target.read_text(encoding="utf-8")

@@ -93,7 +93,7 @@ def test_reconcile_merges_the_uses_and_archives_the_copies(env: dict[str, str]) 
     assert dry["dry_run"] and dry["merged"] == [] and digest(vault) == before
     assert dry["duplicates"][0]["use_count"] == 8  # 7 from the copy + this device's 1
 
-    done = invoke_json(["reconcile", "--apply", "--now", NOW], env=env)
+    done = invoke_json(["reconcile", "--apply", "--now", NOW, "--write-at-now"], env=env)
     [merged] = done["merged"]
     assert merged["canonical"] == ORIGINAL and merged["linked"] == [DROPBOX]
     original = fields(vault, ORIGINAL)
@@ -116,7 +116,8 @@ def test_reconcile_merges_the_uses_and_archives_the_copies(env: dict[str, str]) 
     assert status["memories"]["by_status"]["active"] == 14
     assert invoke_json(["get", ID, "--now", NOW], env=env)["use_count"] == 8
     again = digest(vault)
-    assert invoke_json(["reconcile", "--apply", "--now", NOW], env=env)["merged"] == []
+    replay = ["reconcile", "--apply", "--now", NOW, "--write-at-now"]
+    assert invoke_json(replay, env=env)["merged"] == []
     assert digest(vault) == again
 
 
@@ -133,7 +134,7 @@ def test_git_conflict_markers_are_reported_and_never_written(tmp_path: Path) -> 
     status = invoke_json(["status", "--now", NOW], env=env)
     assert status["sync"]["git_conflicts"] == [ORIGINAL]
     assert "git conflict markers" in invoke(["status", "--now", NOW], env=env).output
-    done = invoke_json(["reconcile", "--apply", "--now", NOW], env=env)
+    done = invoke_json(["reconcile", "--apply", "--now", NOW, "--write-at-now"], env=env)
     assert done["git_conflicts"] == [ORIGINAL] and done["merged"] == []
     assert (vault / ORIGINAL).read_text(encoding="utf-8") == merged
 

@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vaultmem.core.chunking import Chunk, chunk_markdown, embedding_text
+from vaultmem.core.chunking import (
+    Chunk,
+    chunk_markdown,
+    embedding_text,
+    without_vaultmem_sections,
+)
 
 
 def squash(text: str) -> str:
@@ -127,3 +132,19 @@ def test_arbitrary_text_is_preserved(body: str, max_chars: int) -> None:
     chunks = chunk_markdown(body, max_chars=max_chars, min_chars=50)
     assert "".join(squash(c.text) for c in chunks) == squash(body)
     assert all(len(c.text) <= max_chars for c in chunks)
+
+
+def test_vaultmems_own_sections_are_left_out_and_the_rest_kept() -> None:
+    body = ("# T\n\nBody text.\n\n<!-- vaultmem:merged -->\n> [!info] Merged by vaultmem\n"
+            "<!-- /vaultmem:merged -->\n\nMore.\n<!-- vaultmem:related -->\n## Related\n\n"
+            "- [[x]]\n<!-- /vaultmem:related -->\n")
+    assert without_vaultmem_sections(body) == "# T\n\nBody text.\n\n\nMore.\n"
+    unclosed = "Text\n<!-- vaultmem:related -->\n## Related\n"
+    assert without_vaultmem_sections(unclosed) == unclosed  # a user's edit is not dropped
+
+
+@given(st.text(max_size=400))
+@settings(max_examples=200, deadline=None)
+def test_a_note_without_vaultmem_sections_is_unchanged(text: str) -> None:
+    if "<!-- /vaultmem:" not in text:
+        assert without_vaultmem_sections(text) == text

@@ -92,6 +92,7 @@ SECRETS: list[tuple[str, str]] = [
     (PRIVATE_KEY, "PuTTY-User-" + "Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 2\n"
      + fake(40, 6, B64) + "\nPrivate-Lines: 1\n" + fake(40, 7, B64)),
     (AWS_ACCESS_KEY, "Sam's staging key is AK" + "IA" + upper_fake(16, 8) + " — rotate monthly."),
+    (AWS_ACCESS_KEY, "AWS's docs use AK" + "IAIOSFODNN7EXAMPLE as the sample access key."),
     (AWS_ACCESS_KEY, "temporary creds from the role: AS" + "IA" + upper_fake(16, 9)
      + " (expires at noon)"),
     (AWS_SECRET_KEY, "aws_secret_" + "access_key = " + fake(40, 10, B64)),
@@ -174,7 +175,6 @@ LOOKALIKES: list[str] = [
     "OpenAI keys look like sk-... and go into the keychain.",
     "CI reads token: ${GITHUB_TOKEN} from the secrets store.",
     "In code: password = os.environ['DB_PASSWORD'] and api_key = settings.WEATHER_KEY.",
-    "AWS's docs use AK" + "IAIOSFODNN7EXAMPLE as the sample access key.",
     "Slack's docs show https://hooks.sl" + "ack.com/services/T00000000/B00000000/"
     "XXXXXXXXXXXXXXXXXXXXXXXX as the webhook format.",
     "The handler is getUserById2FactorAuthenticationHandler in AuthService2024Controller.",

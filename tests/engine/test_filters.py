@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from vaultmem.engine.engine import SearchFilters
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.memory_notes import MemoryNote
+from vaultmem.errors import InvalidInput
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
 
@@ -127,7 +129,6 @@ def _reference(filters: SearchFilters, records: dict[str, NoteRecord],
 CASES = [
     SearchFilters(folder="Projects"),
     SearchFilters(folder="Projects/Web/"),
-    SearchFilters(folder="Nowhere"),
     SearchFilters(folder="memories"),
     SearchFilters(tags_any=("project",)),
     SearchFilters(tags_any=("#reading", "linux")),
@@ -207,9 +208,30 @@ def test_a_rebuilt_catalog_empties_the_index(tmp_path: Path) -> None:
         catalog.apply([record])
         assert index.allowed(SearchFilters(folder="A"), REFERENCE, list) == {"A/n.md"}
         catalog.reset("fake")
-        assert index.allowed(SearchFilters(folder="A"), REFERENCE, list) == set()
+        assert index.allowed(SearchFilters(), REFERENCE, list) == set()
+        with pytest.raises(InvalidInput, match="folder 'A'"):
+            index.allowed(SearchFilters(folder="A"), REFERENCE, list)
     finally:
         catalog.close()
+
+
+@pytest.mark.parametrize(("filters", "message"), [
+    (SearchFilters(folder="No Such Folder"), "no indexed note is in the folder 'No Such Folder'"),
+    (SearchFilters(folder="projects"), "did you mean 'Projects'?"),
+    (SearchFilters(tags_any=("nosuchtag",)), "no indexed note has the tag #nosuchtag"),
+    (SearchFilters(tags_any=("project", "#NoSuchTag")), "the tag #nosuchtag"),
+    (SearchFilters(tags_all=("project", "nosuchtag")), "the tag #nosuchtag"),
+])
+def test_a_filter_naming_no_folder_or_tag_is_an_error_not_an_empty_answer(
+    shared_app: App, filters: SearchFilters, message: str
+) -> None:
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        shared_app.engine.search("project words", REFERENCE, filters=filters)
+    api = shared_app.api(clock=lambda: REFERENCE)
+    with pytest.raises(InvalidInput, match=re.escape(message)):
+        body = {"query": "project words", "folder": filters.folder,
+                "tags": list(filters.tags_any), "all_tags": list(filters.tags_all)}
+        api.call("search", {k: v for k, v in body.items() if v})
 
 
 def test_a_filtered_search_reads_no_full_catalog(

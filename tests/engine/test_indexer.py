@@ -171,7 +171,8 @@ def test_after_a_rebuild_on_open_later_batches_keep_the_rest_of_the_catalog(
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "schema_version": 2}))
     indexer, store = make_indexer(tmp_path, vault, catalog)  # a new process: rebuilt on open
     try:
-        assert indexer.sync().rebuilt_reason == f"index schema changed from v2 to v{SCHEMA_VERSION}"
+        assert indexer.sync().rebuilt_reason == (
+            f"index schema changed from v2 to v{SCHEMA_VERSION}")
         write(vault, "notes/note 3.md", "# Note 3\n\nChanged.\n")
         report = indexer.sync(paths=["notes/note 3.md"])
         assert (report.rebuilt_reason, report.changed) == (None, 1)

@@ -30,6 +30,7 @@ from vaultmem.core.intake import (
     ANTHROPIC_KEY,
     AWS_ACCESS_KEY,
     AWS_SECRET_KEY,
+    CARD_NUMBER,
     CONNECTION_STRING,
     GITHUB_TOKEN,
     GOOGLE_KEY,
@@ -37,8 +38,11 @@ from vaultmem.core.intake import (
     HIGH_ENTROPY,
     HUGGING_FACE_TOKEN,
     JWT,
+    LOGIN,
     OPENAI_KEY,
     PASSWORD,
+    PIN,
+    PLAIN_PASSWORD,
     PRIVATE_KEY,
     SLACK_TOKEN,
     SLACK_WEBHOOK,
@@ -79,6 +83,13 @@ CASES: list[tuple[str, str, str]] = [
     (CONNECTION_STRING, "The wiki connects to postgres://wiki:{}@db.internal:5432/wiki.",
      "s3cr3t-" + fake(10, 114)),
     (HIGH_ENTROPY, "The vendor's webhook signing value, sent by mail: {}", fake(40, 115)),
+    (PLAIN_PASSWORD, "The NAS root password is {}, don't share it",
+     "correct-horse-" + "battery-staple"),
+    (PLAIN_PASSWORD, "The wifi password at the cabin is {}", "hunter2-Blue-" + "Fox"),
+    (LOGIN, "The gitea admin login is sam / {}", "Tr0ub4dor&" + "3x"),
+    (PIN, "My bank PIN is {} and that is all", "49" + "21"),
+    (CARD_NUMBER, "My card is {}", "4242 4242 " + "4242 4242"),
+    (AWS_ACCESS_KEY, "{}", "AK" + "IAIOSFODNN7EXAMPLE"),
 ]
 
 
@@ -249,7 +260,7 @@ def test_tags_are_normalised_in_the_note_and_the_answer(app: App, api: Api) -> N
 def test_file_names_are_slugs_and_titles_stay_human(app: App, api: Api) -> None:
     derived = api.call("save", {"content": FACT})["memory"]
     assert derived["path"] == ("memories/2026-11-20 "
-                               "the-staging-database-listens-on-port-5433-behind.md")
+                               "the-staging-database-listens-on-port-5433-behind-pgbouncer.md")
     titled = api.call("save", {"content": "The UPS battery in the NAS was replaced today.",
                                "title": "Sam's NAS: UPS battery (Crème edition) #2"})["memory"]
     assert titled["path"] == "memories/2026-11-20 sams-nas-ups-battery-creme-edition-2.md"
@@ -365,3 +376,23 @@ def test_the_daemon_refuses_secrets_and_keeps_them_out_of_vault_data_and_log(
     assert "\"POST /v1/memories HTTP/1.1\" 422" in log  # the capture holds the requests
     for kind, _, secret in CASES:
         assert files_containing(secret, daemon.vault, daemon.data, daemon.log) == [], kind
+
+
+# titles --------------------------------------------------------------------------------------
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("content", "heading"), [
+    ("Sam's NAS scrub runs every first Sunday of the month at 02:00, after the backup.",
+     "Sam's NAS scrub runs every first Sunday of the month at 02:00, after the backup"),
+    ("Restic beats Borg for the NAS. Dedup is better and restores are faster.",
+     "Restic beats Borg for the NAS"),
+    ("The staging database listens on port 5433 behind pgbouncer in the lab rack\nsince May.",
+     "The staging database listens on port 5433 behind pgbouncer in the lab rack"),
+])
+def test_a_saved_memorys_title_is_its_whole_first_sentence(
+    app: App, api: Api, content: str, heading: str
+) -> None:
+    saved = api.call("save", {"content": content})
+    text = (app.root / saved["memory"]["path"]).read_text(encoding="utf-8")
+    assert f"\n# {heading}\n" in text
+    assert "…" not in text

@@ -189,7 +189,8 @@ def test_an_index_with_the_old_notes_table_is_rebuilt_without_it(index: LanceInd
     meta_path = index_dir / META_FILE
     meta_path.write_text(json.dumps({**json.loads(meta_path.read_text()), "schema_version": 2}))
     reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
-    assert reopened.rebuilt_reason == f"index schema changed from v2 to v{SCHEMA_VERSION}"
+    assert reopened.rebuilt_reason == (
+        f"index schema changed from v2 to v{SCHEMA_VERSION}")
     assert not (index_dir / "notes.lance").exists()
     assert reopened.stats()["chunks"] == 0
 

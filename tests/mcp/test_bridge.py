@@ -356,8 +356,10 @@ def test_no_tool_reaches_outside_the_vault(daemon: DaemonProcess, vault: Path,
                     message = await fails(s, name, args)
                     assert "(path_outside_vault)" in message, (name, ref, message)
             assert (await ok(s, "get_memory", {"id": SESSIONS_ID}))["use_count"] == 6
-            found = await ok(s, "search_memory", {"query": "sessions redis", "folder": ".."})
-            assert found["results"] == []
+            for unknown in ({"folder": ".."}, {"folder": "No Such Folder"},
+                            {"tags": ["nosuchtag"]}):
+                message = await fails(s, "search_memory", {"query": "sessions redis", **unknown})
+                assert "(invalid_input)" in message and "no indexed note" in message, message
 
     anyio.run(scenario)
     assert outside.read_bytes() == original

@@ -192,9 +192,9 @@ def special_files(v: HostileVault, prefix: str = "special") -> Iterator[Case]:
     yield Case("note inside folder.md", (f"{prefix}/folder.md/inner.md",), INDEXED)
     rel = _write(v.root, f"{prefix}/chmod000.md", b"# locked\n")
     os.chmod(v.root / rel, 0)
-    # root reads anything: then the note is simply indexed
+    # root reads anything: then the note is indexed, and reported read-only (never written)
     yield Case("chmod 000 note", (rel,), INDEXED if AS_ROOT else SKIPPED,
-               "" if AS_ROOT else "unreadable")
+               "read-only" if AS_ROOT else "unreadable")
     (folder / "locked").mkdir()
     _write(v.root, f"{prefix}/locked/hidden.md", b"# hidden\n")
     os.chmod(folder / "locked", 0)

@@ -20,12 +20,27 @@ class TestTitle:
         note = parse_note("a/b.md", b"---\ntitle: From FM\n---\n# Heading\n")
         assert note.title == "From FM"
 
-    def test_first_h1_when_no_string_title(self) -> None:
-        note = parse_note("a/b.md", b"---\ntitle: 42\n---\n## Two\n# One\n# Other\n")
-        assert note.title == "One"
+    @pytest.mark.parametrize(("path", "raw", "title"), [
+        ("Adjusting Monitor Brightness in Linux.md", b"# Problem\n\nxrandr...\n",
+         "Adjusting Monitor Brightness in Linux"),
+        ("Cryptography.md", b"---\ntags: [crypto]\n---\n# FAQs\n", "Cryptography"),
+        ("a/b.md", b"---\ntitle: 42\n---\n## Two\n# One\n# Other\n", "b"),
+        ("Display Concepts.md", b"Table of Contents\n===\n", "Display Concepts"),
+    ])
+    def test_the_file_name_not_the_first_heading(self, path: str, raw: bytes,
+                                                 title: str) -> None:
+        """Obsidian shows, links and searches a note by its file name (or `title`)."""
+        assert parse_note(path, raw).title == title
 
-    def test_setext_h1(self) -> None:
-        assert parse_note("a/b.md", b"Setext Title\n===\n").title == "Setext Title"
+    def test_the_first_heading_stays_known(self) -> None:
+        note = parse_note("a/b.md", b"---\ntitle: 42\n---\n## Two\n# One\n# Other\n")
+        assert note.first_heading == "One"
+        assert parse_note("a/b.md", b"Setext Title\n===\n").first_heading == "Setext Title"
+
+    def test_a_memory_note_is_titled_by_the_heading_vaultmem_wrote(self) -> None:
+        raw = b"---\nstm_id: 1b2c\n---\n# Sam prefers Restic over Borg\n\nSam prefers...\n"
+        note = parse_note("memories/2026-11-06 sam-prefers-restic-over-borg.md", raw)
+        assert note.title == "Sam prefers Restic over Borg"
 
     def test_file_stem_otherwise(self) -> None:
         assert parse_note("a/My Note.md", b"just text").title == "My Note"
@@ -173,6 +188,20 @@ class TestMalformed:
         with pytest.raises(NoteError, match="binary"):
             parse_note("n.md", b"\x89PNG\x00\x00")
 
+    @pytest.mark.parametrize("raw", [b"# Title\n\nbefore\x00after\n", b"\x00" * 64,
+                                     b"\xff\xfeh\x00i\x00\n\x00"])
+    def test_a_nul_inside_or_only_nuls_is_binary(self, raw: bytes) -> None:
+        with pytest.raises(NoteError, match="binary"):
+            parse_note("n.md", raw)
+
+    def test_nul_padding_after_the_text_is_ignored_and_reported(self) -> None:
+        text = b"# Magic Numbers\n\nA magic number is a constant with #meaning.\n"
+        raw = text + b"\x00" * 3836
+        note = parse_note("Magic Numbers (in computer science).md", raw)
+        assert note.body == text.decode() and note.tags == ("meaning",)
+        assert note.size == len(raw) and note.file_hash == hashlib.sha256(raw).hexdigest()
+        assert note.warnings == ("3836 NUL bytes of padding after the text ignored",)
+
 
 @given(raw=st.binary(max_size=300).filter(lambda b: b"\x00" not in b))
 @settings(max_examples=300, deadline=None)
@@ -194,7 +223,7 @@ class TestReadNote:
         (tmp_path / "sub" / "n.md").write_bytes(b"# Title\n")
         for user_path in ("sub/n.md", "sub/n", str(tmp_path / "sub" / "n.md")):
             note = read_note(tmp_path, user_path)
-            assert (note.path, note.title, note.size) == ("sub/n.md", "Title", 8)
+            assert (note.path, note.title, note.size) == ("sub/n.md", "n", 8)
             assert note.mtime_ns == (tmp_path / "sub" / "n.md").stat().st_mtime_ns
 
     def test_refusals(self, tmp_path: Path) -> None:

@@ -132,6 +132,7 @@ SEARCH = shape({"query": STR, "results": {"type": "array", "items": shape({
 ITEMS = {"type": "array", "items": shape({"id": STR, "path": STR, "decision": STR, "reason": STR,
                                          "score": NUM})}
 MOVES = {"type": "array", "items": shape({"id": STR, "from": STR, "to": STR})}
+LEFT_ALONE = {"type": "array", "items": shape({"id": STR, "path": STR, "reason": STR})}
 ERROR = shape({"error": shape({"code": STR, "message": STR})})
 
 RESPONSES: dict[str, Schema] = {
@@ -147,8 +148,10 @@ RESPONSES: dict[str, Schema] = {
     "observe": shape({"observed": {"type": "array", "items": MEMORY}}),
     "review": shape({"items": {"type": "array", "items": MEMORY}, "total": INT}),
     "sweep": shape({"dry_run": BOOL, "archive": ITEMS, "promote": ITEMS, "keep": INT,
-                    "archived": MOVES, "promoted": MOVES, "finished_moves": MOVES}),
-    "gc": shape({"dry_run": BOOL, "archive": ITEMS, "archived": MOVES, "kept": INT}),
+                    "archived": MOVES, "promoted": MOVES, "finished_moves": MOVES,
+                    "left_alone": LEFT_ALONE}),
+    "gc": shape({"dry_run": BOOL, "archive": ITEMS, "archived": MOVES, "kept": INT,
+                 "left_alone": LEFT_ALONE}),
     "reconcile": shape({"dry_run": BOOL, "duplicates": {"type": "array", "items": shape({
         "id": STR, "canonical": STR, "use_count": INT, "copies": {"type": "array", "items": shape(
             {"path": STR, "kind": NULL_STR, "text_differs": BOOL})}})},
@@ -157,7 +160,8 @@ RESPONSES: dict[str, Schema] = {
             "archived": {"type": "array", "items": shape({"from": STR, "to": STR})},
             "linked": {"type": "array", "items": STR}})},
         "git_conflicts": {"type": "array", "items": STR}}),
-    "promote": shape({"dry_run": BOOL, "promote": ITEMS, "promoted": MOVES}),
+    "promote": shape({"dry_run": BOOL, "promote": ITEMS, "promoted": MOVES,
+                      "left_alone": LEFT_ALONE}),
     "clusters": shape({"clusters": {"type": "array", "items": shape({
         "id": STR, "cohesion": NUM, "action": STR, "members": {"type": "array", "items": shape(
             {"id": STR, "path": STR, "title": STR})}})}}),

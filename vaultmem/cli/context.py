@@ -1,6 +1,7 @@
 """What every `vaultmem` command receives, and the options every command accepts.
 
-Every command takes --vault/--config/--data-dir/--now/--json (after the command name). The
+Every command takes --vault/--config/--data-dir/--json (after the command name) and, where a
+time means something, --now. The
 command's settings are loaded here and handed to the composition root (`vaultmem.app`); an API
 operation runs through the daemon when one serves the vault, in-process otherwise.
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
@@ -64,6 +65,14 @@ class Context:
             bring_up_to_date(app, op, self.now)
             return app.api(clock=lambda: self.now, progress=progress).call(op, body)
 
+    def check_writes_at_now(self, writes: bool, allowed: bool) -> None:
+        """--now is a what-if: a command that writes (`--apply`, a promote or a merge) would
+        date what it writes at that time, so it asks for --write-at-now too."""
+        if writes and self.now_given and not allowed:
+            raise InvalidInput("--now previews as of another time; with it this command would "
+                               "write dates at that time into your notes: drop --now, or add "
+                               "--write-at-now to replay as of --now on purpose")
+
     def _call_daemon(self, data_dir: Path, op: str, body: dict[str, Any]) -> Any:
         from vaultmem.api.client import discover
 
@@ -107,8 +116,19 @@ def _parse_now(value: str | None) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def common(func: F) -> F:
-    """Shared options, accepted after every command name."""
+@overload
+def common(func: F) -> F: ...
+
+
+@overload
+def common(*, now: bool = ...) -> Callable[[F], F]: ...
+
+
+def common(func: F | None = None, *, now: bool = True) -> Any:
+    """Shared options, accepted after every command name (`@common`, or `@common(now=False)`
+    for a command where a time means nothing)."""
+    if func is None:
+        return functools.partial(common, now=now)
     options = [
         click.option("--vault", type=click.Path(file_okay=False, path_type=Path),
                      envvar="VAULTMEM_VAULT", help="The Obsidian vault folder."),
@@ -116,8 +136,9 @@ def common(func: F) -> F:
                      help="Config file (default: VAULTMEM_CONFIG or the user config dir)."),
         click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path),
                      help="Where the index lives (default: the user data dir)."),
-        click.option("--now", metavar="ISO-TIME",
-                     help="Evaluate as of this time instead of the clock (what-if, replays)."),
+        *([click.option("--now", metavar="ISO-TIME",
+                        help="Evaluate as of this time instead of the clock (what-if, "
+                             "replays).")] if now else []),
         click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON output."),
     ]
 
@@ -129,4 +150,9 @@ def common(func: F) -> F:
 
     for option in reversed(options):
         wrapper = option(wrapper)
-    return wrapper  # type: ignore[return-value]
+    return wrapper
+
+
+write_at_now = click.option(
+    "--write-at-now", is_flag=True,
+    help="With --now: write as of that time (a replay); without it --now only previews.")

@@ -6,36 +6,64 @@ the shared JSON shape, and turns VaultmemError into one line + exit 1.
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 import click
 
 from vaultmem import __version__
-from vaultmem.cli.context import Context, common
+from vaultmem.cli.context import Context, common, write_at_now
 from vaultmem.cli.memory import COMMANDS
 from vaultmem.cli.service import service
 from vaultmem.config import write_config
 from vaultmem.errors import InvalidInput, VaultmemError
 
 EXIT_ERROR = 1
+USAGE_ERROR = 2
 
 
 class UserError(click.ClickException):
-    """An expected failure: one line on stderr, exit 1, never a traceback."""
+    """An expected failure: one line on stderr, exit 1, never a traceback; with --json, the
+    socket's error object `{"error": {"code", "message"}}` on stdout instead."""
 
     exit_code = EXIT_ERROR
 
+    def __init__(self, message: str, *, code: str = "error", as_json: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.as_json = as_json
+
     def show(self, file: Any = None) -> None:
-        click.echo(f"error: {self.message}", err=True)
+        if self.as_json:
+            error = {"error": {"code": self.code, "message": self.message}}
+            click.echo(json.dumps(error, ensure_ascii=False))
+        else:
+            click.echo(f"error: {self.message}", err=True)
+
+
+class JsonUsageError(UserError):
+    exit_code = USAGE_ERROR
 
 
 class VaultmemGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        # options follow the command name, so --json is seen here before a command parses
+        ctx.meta["vaultmem.json"] = "--json" in args[: args.index("--")] if "--" in args \
+            else "--json" in args
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
+        as_json = bool(ctx.meta.get("vaultmem.json"))
         try:
             return super().invoke(ctx)
         except VaultmemError as exc:
-            raise UserError(exc.message) from exc
+            raise UserError(exc.message, code=exc.code, as_json=as_json) from exc
+        except click.UsageError as exc:
+            if not as_json:
+                raise
+            raise JsonUsageError(exc.format_message(), code="invalid_input",
+                                 as_json=True) from exc
 
 
 @click.group(cls=VaultmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,7 +79,7 @@ def main() -> None:
 # commands -----------------------------------------------------------------------------------
 
 @cli.command()
-@common
+@common(now=False)
 @click.option("--force", is_flag=True, help="Overwrite an existing config file.")
 def init(ctx: Context, force: bool) -> None:
     """Write a config file for a vault (use with --vault)."""
@@ -180,21 +208,25 @@ def review(ctx: Context, limit: int) -> None:
 @cli.command()
 @common
 @click.option("--apply", is_flag=True, help="Archive them (default: only show).")
-def gc(ctx: Context, apply: bool) -> None:
+@write_at_now
+def gc(ctx: Context, apply: bool, write_at_now: bool) -> None:
     """Forget faded memories: move them to the archive folder (restorable)."""
     from vaultmem.cli.output import show_gc
 
+    ctx.check_writes_at_now(apply, write_at_now)
     ctx.emit(ctx.call("gc", {"apply": apply}), show_gc)
 
 
 @cli.command()
 @common
 @click.option("--apply", is_flag=True, help="Merge and archive the copies (default: only show).")
-def reconcile(ctx: Context, apply: bool) -> None:
+@write_at_now
+def reconcile(ctx: Context, apply: bool, write_at_now: bool) -> None:
     """Merge sync conflict copies (notes sharing one memory id) into the memory: their uses
     are added to its note and the copies move to the archive folder (nothing is deleted)."""
     from vaultmem.cli.output import show_reconcile
 
+    ctx.check_writes_at_now(apply, write_at_now)
     ctx.emit(ctx.call("reconcile", {"apply": apply}), show_reconcile)
 
 
@@ -202,10 +234,12 @@ def reconcile(ctx: Context, apply: bool) -> None:
 @common
 @click.argument("ref", required=False, metavar="[ID|PATH]")
 @click.option("--dry-run", is_flag=True, help="Only show what would be promoted.")
-def promote(ctx: Context, ref: str | None, dry_run: bool) -> None:
+@write_at_now
+def promote(ctx: Context, ref: str | None, dry_run: bool, write_at_now: bool) -> None:
     """Promote a memory (or every one that qualifies) to a long-term note in STM/."""
     from vaultmem.cli.output import show_promote
 
+    ctx.check_writes_at_now(not dry_run, write_at_now)
     body: dict[str, Any] = {"dry_run": dry_run}
     if ref is not None:
         body["id"] = ref
@@ -236,10 +270,12 @@ def status(ctx: Context, files: bool) -> None:
 @cli.command()
 @common
 @click.option("--merge", "cluster_id", metavar="CLUSTER-ID", help="Merge this cluster.")
-def consolidate(ctx: Context, cluster_id: str | None) -> None:
+@write_at_now
+def consolidate(ctx: Context, cluster_id: str | None, write_at_now: bool) -> None:
     """List clusters of near-duplicate memories, or merge one (originals are archived)."""
     from vaultmem.cli.output import show_clusters, show_merge
 
+    ctx.check_writes_at_now(bool(cluster_id), write_at_now)
     if cluster_id:
         ctx.emit(ctx.call("merge_cluster", {"cluster_id": cluster_id}), show_merge)
     else:
@@ -247,7 +283,7 @@ def consolidate(ctx: Context, cluster_id: str | None) -> None:
 
 
 @cli.command()
-@common
+@common(now=False)
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def run(ctx: Context, log_level: str) -> None:
@@ -269,7 +305,7 @@ def run(ctx: Context, log_level: str) -> None:
 
 
 @cli.command()
-@common
+@common(now=False)
 @click.option("--log-level", default="warning", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]))
 def mcp(ctx: Context, log_level: str) -> None:
@@ -277,15 +313,13 @@ def mcp(ctx: Context, log_level: str) -> None:
     from vaultmem.app import start_command
     from vaultmem.mcp.server import Bridge, serve_stdio
 
-    if ctx.now_given:
-        raise InvalidInput("--now does not apply to mcp: the daemon keeps its own clock")
     paths = ctx.paths
     serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path)),
                 log_level)
 
 
 @cli.command()
-@common
+@common(now=False)
 def token(ctx: Context) -> None:
     """Print the bearer token clients use to reach the daemon (created if missing)."""
     from vaultmem.api.auth import load_or_create_token

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from vaultmem.cli.context import Context, common
+from vaultmem.cli.context import Context, common, write_at_now
 
 
 def _echo(text: str) -> None:
@@ -27,6 +27,9 @@ def show_restored(d: dict[str, Any]) -> None:
 
 
 def show_sweep(d: dict[str, Any]) -> None:
+    from vaultmem.cli.output import show_left_alone
+
+    show_left_alone(d)
     if d["dry_run"]:
         for item in d["archive"]:
             _echo(f"would archive {item['path']}: {item['reason']}")
@@ -86,8 +89,10 @@ def feedback(ctx: Context, ref: str, helpful: bool) -> None:
 @click.command()
 @common
 @click.option("--apply", is_flag=True, help="Archive and promote (default: only show).")
-def sweep(ctx: Context, apply: bool) -> None:
+@write_at_now
+def sweep(ctx: Context, apply: bool, write_at_now: bool) -> None:
     """Forget and promote in one pass, as the daemon's schedule does."""
+    ctx.check_writes_at_now(apply, write_at_now)
     ctx.emit(ctx.call("sweep", {"dry_run": not apply}), show_sweep)
 
 

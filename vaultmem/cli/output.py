@@ -98,7 +98,13 @@ def show_review(d: dict[str, Any]) -> None:
               f"score {item['score']:.3f})")
 
 
+def show_left_alone(d: dict[str, Any]) -> None:
+    for item in d.get("left_alone", ()):
+        _echo(f"left alone {item['path']}: {item['reason']}")
+
+
 def show_gc(d: dict[str, Any]) -> None:
+    show_left_alone(d)
     if not d["archive"]:
         _echo("nothing to forget")
         return
@@ -110,6 +116,7 @@ def show_gc(d: dict[str, Any]) -> None:
 
 
 def show_promote(d: dict[str, Any]) -> None:
+    show_left_alone(d)
     if not d["promote"]:
         _echo("nothing to promote")
         return

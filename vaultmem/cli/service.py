@@ -52,7 +52,7 @@ service: click.Group = click.Group(
 
 
 @service.command()
-@common
+@common(now=False)
 @click.option("--dry-run", is_flag=True, help="Print the file and the commands; change nothing.")
 @click.option("--force", is_flag=True, help="Replace this vault's unit if it differs.")
 def install(ctx: Context, dry_run: bool, force: bool) -> None:
@@ -70,7 +70,7 @@ def install(ctx: Context, dry_run: bool, force: bool) -> None:
 
 
 @service.command()
-@common
+@common(now=False)
 @click.option("--dry-run", is_flag=True, help="Only show what would be done.")
 def uninstall(ctx: Context, dry_run: bool) -> None:
     """Stop the vault's service and remove its file."""
@@ -82,7 +82,7 @@ def uninstall(ctx: Context, dry_run: bool) -> None:
 
 
 @service.command()
-@common
+@common(now=False)
 def status(ctx: Context) -> None:
     """Is the vault's service installed, running, and does its daemon answer?"""
     host, paths = _host(), ctx.paths

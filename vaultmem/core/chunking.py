@@ -10,6 +10,10 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+# vaultmem's own sections in a note (Related links, a merge's banner, conflicting copies):
+# between `<!-- vaultmem:NAME -->` and `<!-- /vaultmem:NAME -->` lines
+_MANAGED = re.compile(r"^[ \t]*<!-- vaultmem:([a-z][a-z-]{0,40}) -->[ \t]*\r?$.*?"
+                      r"^[ \t]*<!-- /vaultmem:\1 -->[ \t]*(?:\r?\n|$)", re.M | re.S)
 HEADING_SEPARATOR = " > "
 MERGED_HEADING_SEPARATOR = "; "
 
@@ -42,6 +46,12 @@ def chunk_markdown(body: str, *, max_chars: int = 1000, min_chars: int = 200) ->
         for piece in _split(section.text, max_chars)
     ]
     return [Chunk(index, heading, text) for index, (heading, text) in enumerate(texts)]
+
+
+def without_vaultmem_sections(body: str) -> str:
+    """The note's own text: vaultmem's banners and managed sections are not what the note says,
+    so they are neither searched nor shown as a snippet."""
+    return _MANAGED.sub("", body) if "<!-- vaultmem:" in body else body
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import pairwise
 
+from vaultmem.core.plain_secrets import CARD_NUMBER, LOGIN, PIN, PLAIN_PASSWORD, PLAIN_RULES
 from vaultmem.core.secret_rules import (
     ANTHROPIC_KEY,
     AWS_ACCESS_KEY,
@@ -42,10 +43,11 @@ from vaultmem.core.secret_rules import (
 )
 
 __all__ = [
-    "ANTHROPIC_KEY", "AWS_ACCESS_KEY", "AWS_SECRET_KEY", "COHERE_KEY", "CONNECTION_STRING",
-    "GITHUB_TOKEN", "GITLAB_TOKEN", "GOOGLE_KEY", "GOOGLE_OAUTH_TOKEN", "GROQ_KEY",
-    "HIGH_ENTROPY", "HUGGING_FACE_TOKEN", "JWT", "MISTRAL_KEY", "NPM_TOKEN", "OPENAI_KEY",
-    "PASSWORD", "PRIVATE_KEY", "PYPI_TOKEN", "SLACK_TOKEN", "SLACK_WEBHOOK", "STRIPE_KEY",
+    "ANTHROPIC_KEY", "AWS_ACCESS_KEY", "AWS_SECRET_KEY", "CARD_NUMBER", "COHERE_KEY",
+    "CONNECTION_STRING", "GITHUB_TOKEN", "GITLAB_TOKEN", "GOOGLE_KEY", "GOOGLE_OAUTH_TOKEN",
+    "GROQ_KEY", "HIGH_ENTROPY", "HUGGING_FACE_TOKEN", "JWT", "LOGIN", "MISTRAL_KEY",
+    "NPM_TOKEN", "OPENAI_KEY", "PASSWORD", "PIN", "PLAIN_PASSWORD", "PRIVATE_KEY",
+    "PYPI_TOKEN", "SLACK_TOKEN", "SLACK_WEBHOOK", "STRIPE_KEY",
     "check_content", "find_secret", "looks_random", "normalise_tag", "normalise_tags",
     "numbers_agree", "secret_reason", "shannon_entropy", "tag_key",
 ]
@@ -211,7 +213,7 @@ def find_secret(text: str) -> str | None:
 
     Never returns, logs or keeps any part of the secret itself.
     """
-    for kind, pattern, accept in (*RULES, *_CONTEXT_RULES):
+    for kind, pattern, accept in (*RULES, *_CONTEXT_RULES, *PLAIN_RULES):
         if any(accept(match) for match in pattern.finditer(text)):
             return kind
     return HIGH_ENTROPY if _high_entropy(text) else None

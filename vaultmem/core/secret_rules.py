@@ -19,6 +19,9 @@ from collections.abc import Callable
 PRIVATE_KEY = "private key block"
 AWS_ACCESS_KEY = "AWS access key"
 AWS_SECRET_KEY = "AWS secret key"
+AZURE_KEY = "Azure storage key"
+DIGITALOCEAN_TOKEN = "DigitalOcean token"
+ALIBABA_KEY = "Alibaba Cloud access key"
 GITHUB_TOKEN = "GitHub token"
 GITLAB_TOKEN = "GitLab token"
 SLACK_TOKEN = "Slack token"
@@ -112,6 +115,15 @@ def _aws_secret_ok(match: re.Match[str]) -> bool:
     return not placeholder_key(match.group("v"))
 
 
+def _cloud_key_ok(match: re.Match[str]) -> bool:
+    """A cloud key in its exact format is refused even when it is a provider's documented
+    example (`AKIA…EXAMPLE`): a pasted example key is indistinguishable from a real one in a
+    note, and the gate must not teach that a key with a friendly word in it passes. Only an
+    obvious template (`AKIAXXXXXXXXXXXXXXXX`) is let through."""
+    value = match.group("v").casefold()
+    return _LONG_SAME_CHAR_RUN.search(value) is None and len(set(value)) >= 6
+
+
 def _private_key_ok(match: re.Match[str]) -> bool:
     """A real block has key material after its header (a header alone is documentation)."""
     window = match.string[match.end(): match.end() + 600]
@@ -169,7 +181,15 @@ RULES: tuple[Rule, ...] = (
         r"(?i)-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
      _private_key_ok),
     (AWS_ACCESS_KEY, _prefixed("AKIA|ASIA|ABIA|ACCA", "[A-Z0-9]{16}", left="A-Za-z0-9",
-                               right="A-Za-z0-9"), _key_ok),
+                               right="A-Za-z0-9"), _cloud_key_ok),
+    (AWS_SECRET_KEY, _prefixed("", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY[A-Z0-9]{10}",
+                               left="A-Za-z0-9/+", right="A-Za-z0-9/+="), _cloud_key_ok),
+    (AZURE_KEY, re.compile(
+        r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature[^\n]{0,20}?sig)[ \t]{0,3}="
+        r"[ \t]{0,3}(?P<v>[A-Za-z0-9+/%]{30,120}={0,2})"), _cloud_key_ok),
+    (DIGITALOCEAN_TOKEN, _prefixed("do[opr]_v1_", "[a-f0-9]{64}"), _cloud_key_ok),
+    (ALIBABA_KEY, _prefixed("LTAI", "[A-Za-z0-9]{12,20}", left="A-Za-z0-9",
+                            right="A-Za-z0-9"), _digit_key_ok),
     (AWS_SECRET_KEY, re.compile(
         r"(?i)aws[a-z_' \-]{0,30}?secret[a-z_ \-]{0,20}?[\"']?[ \t]{0,3}(?::|=|is\b)[ \t]{0,3}"
         r"[\"'`]?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from vaultmem.core.intake import tag_key
 from vaultmem.core.memory import ACTIVE, PROMOTED
 from vaultmem.engine.memory_notes import MemoryNote
+from vaultmem.errors import InvalidInput
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
 
@@ -95,11 +96,16 @@ class FilterIndex:
         assert self._facts is not None
         folder = (filters.folder or "").strip("/")
         if folder:
+            if folder not in self._by_folder and folder not in self._facts:
+                raise InvalidInput(_unknown("folder", folder, self._by_folder))
             paths = set(self._by_folder.get(folder, ()))
             if folder in self._facts:
                 paths.add(folder)
         else:
             paths = set(self._facts)
+        for tag in (*filters.tags_any, *filters.tags_all):
+            if tag_key(tag) not in self._by_tag:
+                raise InvalidInput(_unknown("tag", tag, self._by_tag))
         wanted_any = {tag_key(t) for t in filters.tags_any}
         if wanted_any:
             paths &= set().union(*(self._by_tag.get(tag, set()) for tag in wanted_any))
@@ -186,6 +192,19 @@ class FilterIndex:
             _discard(self._by_folder, folder, path)
         self._memories.discard(path)
         self._by_mtime = None
+
+
+def _unknown(kind: str, asked: str, known: Iterable[str]) -> str:
+    """A filter naming nothing in the vault is a mistake to point out, not a search to answer
+    with "nothing relevant"."""
+    shown = f"#{tag_key(asked)}" if kind == "tag" else repr(asked)
+    where = ("no indexed note has the tag" if kind == "tag"
+             else "no indexed note is in the folder")
+    wanted = tag_key(asked) if kind == "tag" else asked.strip("/").casefold()
+    close = sorted(k for k in known if k.casefold() == wanted)
+    hint = (f"; did you mean {close[0]!r}?" if close else
+            f" (a {kind} is matched as indexed; `vaultmem status` shows what is indexed)")
+    return f"{where} {shown}{hint}"
 
 
 def _discard(table: dict[str, set[str]], key: str, path: str) -> None:

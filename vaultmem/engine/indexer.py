@@ -16,7 +16,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from vaultmem.core.chunking import Chunk, chunk_markdown, embedding_text
+from vaultmem.core.chunking import (
+    Chunk,
+    chunk_markdown,
+    embedding_text,
+    without_vaultmem_sections,
+)
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.errors import InvalidInput, NoteError, NotFound
@@ -336,7 +341,7 @@ class Indexer:
 
     def _chunks(self, note: Note) -> list[Chunk]:
         chunks = chunk_markdown(
-            note.body, max_chars=self.options.chunk_max_chars,
+            without_vaultmem_sections(note.body), max_chars=self.options.chunk_max_chars,
             min_chars=self.options.chunk_min_chars,
         )
         return chunks or [Chunk(index=0, heading="", text=note.title)]

@@ -37,7 +37,7 @@ from vaultmem.core.memory import (
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import touch
 from vaultmem.engine.engine import Engine
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, unwritable_reason, writable
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import InvalidInput, Refused
 from vaultmem.index.base import Vector
@@ -147,8 +147,11 @@ class Lifecycle:
     # sweep: forget and promote ------------------------------------------------------------
 
     def plan(self, now: datetime) -> tuple[list[MemoryNote], Any]:
+        """Memories the user left read-only (or vaultmem cannot write) are not planned: they
+        are listed by `_left_alone` instead."""
         memories = [m for m in self.engine.memories.iter_memories()]
-        active = [(m.path, m.state) for m in memories if m.state.status == ACTIVE]
+        active = [(m.path, m.state) for m in memories
+                  if m.state.status == ACTIVE and writable(m)]
         return memories, plan_sweep(active, now, self.params.decay, self.params.policy)
 
     def gc(self, now: datetime, *, apply: bool = False) -> JSON:
@@ -161,6 +164,7 @@ class Lifecycle:
             "archive": [_item_json(item) for item in plan.archive],
             "archived": done,
             "kept": len(plan.keep) + len(plan.promote),
+            "left_alone": _left_alone(memories),
         }
 
     def promote(self, ref: str | None, now: datetime, *, dry_run: bool = False) -> JSON:
@@ -177,7 +181,8 @@ class Lifecycle:
             by_path = {m.path: m for m in memories}
         done = [] if dry_run else _done(self._promote(by_path[i.path], i.decision, now)
                                         for i in items)
-        return {"dry_run": dry_run, "promote": [_item_json(i) for i in items], "promoted": done}
+        return {"dry_run": dry_run, "promote": [_item_json(i) for i in items], "promoted": done,
+                "left_alone": _left_alone(by_path.values())}
 
     def sweep(self, now: datetime, *, dry_run: bool = True) -> JSON:
         """Forget and promote together (the scheduled job), after finishing interrupted moves."""
@@ -194,6 +199,7 @@ class Lifecycle:
             "promote": [_item_json(i) for i in plan.promote],
             "keep": len(plan.keep),
             "archived": archived, "promoted": promoted, "finished_moves": finished,
+            "left_alone": _left_alone(memories),
         }
 
     def finish_moves(self) -> list[JSON]:
@@ -294,6 +300,12 @@ class Lifecycle:
         return target
 
 
+def _left_alone(memories: Iterable[MemoryNote]) -> list[JSON]:
+    """Active memories no sweep, gc or promote touches, and why (a read-only note)."""
+    return [{"id": m.state.id, "path": m.path, "reason": reason} for m in memories
+            if m.state.status == ACTIVE and (reason := unwritable_reason(m)) is not None]
+
+
 def _done(moves: Iterable[JSON | None]) -> list[JSON]:
     """The moves that happened (a memory that changed since the plan is left alone)."""
     return [move for move in moves if move is not None]
@@ -313,11 +325,19 @@ def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | N
     return next((m for m in live if normalise_text(_content_of(m)) == wanted), None)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
+TITLE_MAX = 200  # past this a first sentence is cut at a word, with an ellipsis
+
+
 def _title_from(content: str) -> str:
-    first = content.strip().splitlines()[0].lstrip("#").strip()
-    words = first.split()
-    title = " ".join(words[:8])
-    return title if len(words) <= 8 else title + "…"
+    """A memory's title: the first sentence of its first line, whole (a title cut mid-sentence
+    reads as a different fact); only a sentence longer than TITLE_MAX is shortened."""
+    first = " ".join(content.strip().splitlines()[0].lstrip("#").split())
+    sentence = _SENTENCE_END.split(first, maxsplit=1)[0].rstrip()
+    if len(sentence) <= TITLE_MAX:
+        return sentence[:-1] if sentence.endswith(".") and not sentence.endswith("..") \
+            else sentence
+    return sentence[:TITLE_MAX].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
 def _content_of(memory: MemoryNote) -> str:

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from vaultmem.core.memory import STM_KEYS, MemoryState, state_to_fields
 from vaultmem.errors import NoteError
-from vaultmem.vault.notes import INVALID_UTF8, Note
+from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note
 
 StmValue = str | int | float | bool | None
 
@@ -51,15 +51,25 @@ def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue
     return updates
 
 
+def unwritable_reason(memory: MemoryNote) -> str | None:
+    """Why vaultmem never writes this note (its user made it read-only, or its bytes are not
+    valid UTF-8), or None when it may."""
+    if READ_ONLY in memory.note.warnings:
+        return READ_ONLY
+    if INVALID_UTF8 in memory.note.warnings:
+        return "not valid UTF-8; vaultmem never writes it"
+    return None
+
+
 def writable(memory: MemoryNote) -> bool:
-    """False for a note vaultmem never writes (its bytes are not valid UTF-8)."""
-    return INVALID_UTF8 not in memory.note.warnings
+    return unwritable_reason(memory) is None
 
 
 def check_writable(memory: MemoryNote) -> None:
     """Refuse a state change that could never reach the note's file (before recording it)."""
-    if not writable(memory):
-        raise NoteError(f"{memory.path} is not valid UTF-8; vaultmem never writes it")
+    reason = unwritable_reason(memory)
+    if reason is not None:
+        raise NoteError(f"{memory.path} is {reason}")
 
 
 def looks_like_path(ref: str) -> bool:

@@ -26,11 +26,18 @@ def note_record(note: Note, chunk_count: int) -> NoteRecord:
     reason = "; ".join(filter(None, [reason, _memory_problem(note)]))
     return NoteRecord(
         path=note.path, file_hash=note.file_hash, body_hash=note.body_hash,
-        title=note.title, tags=tuple(note.tags), aliases=tuple(note.aliases),
+        title=note.title, tags=tuple(note.tags), aliases=_other_names(note),
         links=tuple(link.target for link in note.links), note_id=note_id,
         status=INDEXED, reason=reason, mtime_ns=note.mtime_ns, size=note.size,
         chunk_count=chunk_count,
     )
+
+
+def _other_names(note: Note) -> tuple[str, ...]:
+    """The names a query may use besides the title: the aliases, and the first heading (no
+    longer the title, it is still how a note introduces itself, and search matches it)."""
+    names = [*note.aliases, note.first_heading]
+    return tuple(dict.fromkeys(n for n in names if n.strip() and n != note.title))
 
 
 def _memory_problem(note: Note) -> str:

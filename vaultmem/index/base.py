@@ -11,8 +11,10 @@ import numpy.typing as npt
 
 #: Bump when the layout of the stored tables changes; an index with another version is rebuilt.
 # 2: aliases join the title in the full-text index; 3: no notes table; 4: full-text words are
-# searchable in CJK text (the chunks' `cjk` column of bigrams)
-SCHEMA_VERSION: int = 4
+# searchable in CJK text (the chunks' `cjk` column of bigrams); 5: a note's title is its file
+# name or `title` property, its first heading one of its other names; 6: vaultmem's own sections
+# (banners, Related) are not indexed
+SCHEMA_VERSION: int = 6
 
 Vector = npt.NDArray[np.float32]
 
@@ -58,7 +60,7 @@ class NoteRecord:
     body_hash: str
     title: str
     tags: tuple[str, ...]
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...]  # other names: the aliases and the first heading (never shown)
     links: tuple[str, ...]
     note_id: str
     status: str
@@ -82,7 +84,7 @@ class ChunkRecord:
 
 def note_names(record: NoteRecord) -> tuple[str, ...]:
     """What a user calls a note: its file name (Obsidian's name for it), its title (frontmatter
-    `title` or first heading) and its aliases, each once."""
+    `title`, a memory's heading) and its other names (aliases, first heading), each once."""
     return names_of(record.path, record.title, record.aliases)
 
 

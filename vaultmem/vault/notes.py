@@ -16,6 +16,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from vaultmem.core.intake import tag_key
+from vaultmem.core.memory import is_memory
 from vaultmem.errors import FrontmatterError, NoteError
 from vaultmem.vault.frontmatter import BOM, locate, parse
 from vaultmem.vault.paths import resolve_in_vault
@@ -38,6 +39,13 @@ class Heading:
 
 
 INVALID_UTF8 = "invalid UTF-8 replaced"
+READ_ONLY = "read-only: vaultmem leaves it alone (make it writable to let vaultmem update it)"
+
+
+def read_only_mode(mode: int) -> bool:
+    """A file its owner may not write: the user made it read-only. Decided by the mode bits,
+    not by a write attempt, because root may write any file."""
+    return not mode & stat.S_IWUSR
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,12 @@ class Note:
     mtime_ns: int
     size: int
     warnings: tuple[str, ...]
+
+    @property
+    def first_heading(self) -> str:
+        """The text of the first level-1 heading ("" when none): not the note's name (that is
+        its file name or `title` property), but a name a query may use for it."""
+        return next((h.text for h in self.headings if h.level == 1 and h.text), "")
 
 
 _MASK = "\x01"  # stands in for code and escapes: neither whitespace nor a tag character
@@ -87,7 +101,9 @@ def read_note_text(root: Path, path: str) -> tuple[Note, str]:
 def _read_parsed(root: Path, path: str) -> tuple[Note, bytes]:
     rel, absolute = resolve_in_vault(root, path)
     raw, info = _read_regular(absolute, rel)
-    return parse_note(rel, raw, mtime_ns=info.st_mtime_ns), raw
+    note = parse_note(rel, raw, mtime_ns=info.st_mtime_ns,
+                      read_only=read_only_mode(info.st_mode))
+    return note, raw
 
 
 def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
@@ -109,15 +125,22 @@ def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
         os.close(fd)
 
 
-def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
-    """Parse a note's bytes. Raises NoteError only for binary content."""
-    if b"\x00" in raw:
+def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0, read_only: bool = False) -> Note:
+    """Parse a note's bytes. Raises NoteError only for binary content.
+
+    NUL bytes after UTF-8 text (padding some sync tools and crashed editors leave) are not part
+    of the note: its text is read and the padding reported; a NUL inside the text is binary."""
+    content = raw.rstrip(b"\x00")
+    if b"\x00" in content or (len(content) < len(raw) and not _utf8(content)):
         raise NoteError("binary file, not a note")
-    warnings: list[str] = []
+    warnings: list[str] = [READ_ONLY] if read_only else []
+    if len(content) < len(raw):
+        warnings.append(f"{len(raw) - len(content)} NUL bytes of padding after the text "
+                        "ignored")
     try:
-        text = raw.decode("utf-8")
+        text = content.decode("utf-8")
     except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
+        text = content.decode("utf-8", errors="replace")
         warnings.append(INVALID_UTF8)
     fields, body, body_start, error = _split(text)
     commented = [] if error else _commented_tags(text)
@@ -148,6 +171,14 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0) -> Note:
     )
 
 
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return bool(data.strip())
+
+
 def _split(text: str) -> tuple[dict[str, object], str, int, str | None]:
     """(fields, body, offset of the body in text, frontmatter error)."""
     try:
@@ -169,12 +200,16 @@ def _headings(tokens: list[Token], first_line: int) -> Iterator[Heading]:
 
 
 def _title(fields: Mapping[str, object], headings: tuple[Heading, ...], path: str) -> str:
+    """What Obsidian shows a note as: its `title` property when set, else its file name. A
+    memory note is the exception: its first heading is the title vaultmem wrote for it (its file
+    name is a dated slug of that title)."""
     title = fields.get("title")
     if isinstance(title, str) and title.strip():
         return title.strip()
-    for heading in headings:
-        if heading.level == 1 and heading.text:
-            return heading.text
+    if is_memory(fields):
+        for heading in headings:
+            if heading.level == 1 and heading.text:
+                return heading.text
     return title_of(path)
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from vaultmem.errors import ConcurrentEdit
+from vaultmem.errors import ConcurrentEdit, NoteError
 
 TEMP_PREFIX = ".vaultmem-tmp-"
 TEMP_SUFFIX = ".tmp"
@@ -143,8 +143,12 @@ def guarded_write(path: Path, data: bytes, expected_hash: str) -> os.stat_result
     def still_unchanged(target: Path) -> None:
         try:
             current = target.read_bytes()
+            mode = os.stat(target).st_mode
         except FileNotFoundError:
             raise ConcurrentEdit(f"{path} was deleted or moved since it was read") from None
+        if not mode & stat.S_IWUSR:  # made read-only since it was read (root could write it)
+            raise NoteError(f"{path} is read-only: vaultmem leaves it alone (make it "
+                            "writable to let vaultmem update it)")
         if sha256_bytes(current) != expected_hash:
             raise ConcurrentEdit(f"{path} changed since it was read; nothing was written")
 

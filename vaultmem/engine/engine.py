@@ -84,6 +84,7 @@ class EngineParams:
     near_duplicate_cosine: float
     min_content_chars: int
     max_content_chars: int
+    resave_window_hours: float = 6.0
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from vaultmem.core.memory import (
     state_to_fields,
 )
 from vaultmem.core.planning import SweepItem, plan_sweep
-from vaultmem.core.reinforce import touch
+from vaultmem.core.reinforce import resave_counts, touch
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
 from vaultmem.engine.shapes import JSON
@@ -138,10 +138,19 @@ class Lifecycle:
         return (shortlist[best], float(cosines[best])) if cosines[best] >= threshold else None
 
     def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
+        """A use of the existing memory, unless it was saved or used within the resave
+        window: then nothing is written and the answer says it was not counted."""
+        window = self.params.resave_window_hours
+        if not resave_counts(memory.state, now, window):
+            why += f"; saved again within {window:g} h of its last use, so not counted as a use"
+            return {"created": False,
+                    "reinforced": {"id": memory.state.id, "reason": why, "counted": False},
+                    "memory": self.engine.view(memory, now)}
         updated = self.engine.memories.update(
             memory.path, lambda current: touch(current.state, now, self.params.reinforce))
         view = self.engine.view(updated, now)
-        return {"created": False, "reinforced": {"id": memory.state.id, "reason": why},
+        return {"created": False,
+                "reinforced": {"id": memory.state.id, "reason": why, "counted": True},
                 "memory": view}
 
     # sweep: forget and promote ------------------------------------------------------------

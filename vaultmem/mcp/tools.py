@@ -105,7 +105,8 @@ def _save() -> ToolSpec:
         "conversation. Content that looks like a secret (passwords, API keys, tokens, private "
         "keys) or is too short is refused with the reason. If the same or a nearly identical "
         "memory already exists, that memory is reinforced instead of creating a duplicate "
-        "(created=false, reinforced={id, reason}). Answer: {created, reinforced, memory: {id, "
+        "(created=false, reinforced={id, reason, counted}; a save within hours of the memory's "
+        "last use is not counted as a use). Answer: {created, reinforced, memory: {id, "
         "path, title, uri, tags, type, strength, score, ...}}.",
         _schema(
             "save", ("content",),

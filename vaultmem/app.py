@@ -203,6 +203,7 @@ def engine_params(settings: Settings, vault_name: str) -> EngineParams:
         merge_cohesion=s.merge_cohesion, review_cohesion=s.review_cohesion,
         near_duplicate_cosine=s.near_duplicate_cosine, min_content_chars=s.min_content_chars,
         max_content_chars=s.max_content_chars, resave_window_hours=s.resave_window_hours,
+        similar_memory_cosine=s.similar_memory_cosine,
     )
 
 

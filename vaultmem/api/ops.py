@@ -132,7 +132,7 @@ class Api:
             return self.lifecycle.save(
                 body["content"], now, title=body.get("title"), tags=body.get("tags", ()),
                 type=body.get("type"), strength=body["strength"], pinned=body["pinned"],
-                source=body.get("source"),
+                source=body.get("source"), force=body["force"],
             )
 
     def _op_touch(self, body: JSON, now: datetime) -> JSON:

@@ -88,6 +88,8 @@ REQUESTS: dict[str, Schema] = {
         "strength": {"type": "number", "minimum": 0, "maximum": 2, "default": 1.0},
         "pinned": {**BOOL, "default": False},
         "source": {"type": "string", "minLength": 1, "maxLength": 500},
+        "force": {**BOOL, "default": False, "description":
+                  "Save even when a similar memory exists (default: hold the save back)."},
     }, ("content",)),
     "touch": body({"id": REF, "path": REF, "boost": {**BOOL, "default": False}},
                   oneOf=one_of("id", "path")),
@@ -142,7 +144,9 @@ RESPONSES: dict[str, Schema] = {
     "related": shape({"path": STR, "related": {"type": "array", "items": shape(
         {"path": STR, "title": STR, "similarity": NUM})}}),
     "get": MEMORY,
-    "save": shape({"created": BOOL, "reinforced": {"type": ["object", "null"]}, "memory": MEMORY}),
+    "save": shape({"created": BOOL, "reinforced": {"type": ["object", "null"]}, "memory": MEMORY,
+                   "similar": shape({"id": STR, "path": STR, "title": STR, "similarity": NUM})},
+                  ("created", "reinforced", "memory")),
     "touch": MEMORY,
     "observe": shape({"observed": {"type": "array", "items": MEMORY}}),
     "review": shape({"items": {"type": "array", "items": MEMORY}, "total": INT}),

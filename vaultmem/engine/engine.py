@@ -85,6 +85,7 @@ class EngineParams:
     min_content_chars: int
     max_content_chars: int
     resave_window_hours: float = 6.0
+    similar_memory_cosine: float = 0.8
 
 
 @dataclass(frozen=True)

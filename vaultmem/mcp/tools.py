@@ -106,8 +106,11 @@ def _save() -> ToolSpec:
         "keys) or is too short is refused with the reason. If the same or a nearly identical "
         "memory already exists, that memory is reinforced instead of creating a duplicate "
         "(created=false, reinforced={id, reason, counted}; a save within hours of the memory's "
-        "last use is not counted as a use). Answer: {created, reinforced, memory: {id, "
-        "path, title, uri, tags, type, strength, score, ...}}.",
+        "last use is not counted as a use). If a similar memory exists (a reworded save), "
+        "nothing is saved and the answer names it (created=false, similar={id, path, title, "
+        "similarity}, memory: that memory): touch or leave it, or save again with force=true "
+        "when the new text says something it does not. Answer: {created, reinforced, memory: "
+        "{id, path, title, uri, tags, type, strength, score, ...}}.",
         _schema(
             "save", ("content",),
             content="The memory itself, in plain Markdown: complete sentences that stand alone.",
@@ -119,6 +122,8 @@ def _save() -> ToolSpec:
                      "stressed as important.",
             pinned="true: never forget this memory (only when the user asks for that).",
             source="Where it came from, e.g. conversation, or a URL or document name.",
+            force="true: save even when a similar memory exists (only after checking that "
+                  "it says something the existing one does not).",
         ),
     )
 

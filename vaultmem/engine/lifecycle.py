@@ -307,10 +307,18 @@ class Lifecycle:
             if resolved and resolved not in targets and resolved != memory.path:
                 targets.append(resolved)
         links = []
-        for target in targets:
+        for target in filter(self._linkable, targets):
             title = records[target].title if target in records else PurePosixPath(target).stem
             links.append(wikilink(target, all_paths, alias=title))
         return links
+
+    def _linkable(self, path: str) -> bool:
+        """A promoted note links to live notes only: not to archived memories (forgotten, or
+        merged into another, like the originals of a merged note)."""
+        if _inside(path, self.params.archive_folder):
+            return False
+        memory = self.engine.memories.try_load(path)
+        return memory is None or memory.state.status != ARCHIVED
 
     def move_to_archive(self, path: str) -> str | None:
         """Move a note whose state already says archived into the archive folder (never

@@ -36,7 +36,7 @@ from vaultmem.engine.memory_notes import (
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note
+from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
 from vaultmem.vault.notes import Note, read_note_text
 from vaultmem.vault.paths import resolve_in_vault
 from vaultmem.vault.scan import scan_vault
@@ -182,6 +182,12 @@ class MemoryStore:
             return path
         with self._lock:
             return move_note(self.root, path, folder)
+
+    def rename(self, path: str, name: str) -> str | None:
+        """Give a memory's note another file name in its folder (under the store's lock, like
+        `move_into`); None when the name is taken or the note is gone."""
+        with self._lock:
+            return rename_note(self.root, path, name)
 
     def flush(self, on_written: Callable[[Note], None] | None = None) -> FlushReport:
         """Write every pending state into its note (guarded); failures stay pending.

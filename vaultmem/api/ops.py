@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from vaultmem import __version__
+from vaultmem.api.memory_ops import OPERATIONS as MEMORY_OPERATIONS
+from vaultmem.api.memory_ops import MemoryOps
 from vaultmem.api.validation import validate_body
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.ranking import MATCH_THRESHOLD
@@ -35,12 +37,13 @@ class Consolidator(Protocol):
     def merge(self, cluster_id: str, now: datetime) -> dict[str, Any]: ...
 
 
-class Api:
+class Api(MemoryOps):
     OPERATIONS: tuple[str, ...] = (
         "health", "status", "search", "related", "get", "save", "touch", "observe", "review",
         "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback", "pin",
         "reconcile",
         "restore",
+        *MEMORY_OPERATIONS,
     )
 
     def __init__(

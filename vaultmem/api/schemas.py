@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultmem import __version__
-from vaultmem.core.memory import MEMORY_TYPES, STATUSES
+from vaultmem.core.memory import ACTIVE, MEMORY_TYPES, PROMOTED, STATUSES
 
 Schema = dict[str, Any]
 
@@ -114,6 +114,20 @@ REQUESTS: dict[str, Schema] = {
     "pin": body({"id": REF, "pinned": {
         **BOOL, "description": "true: never forget this memory; false: it may fade again."}},
         ("id", "pinned")),
+    "list": body({
+        "status": {"type": "array", "items": {"type": "string", "enum": list(STATUSES)},
+                   "minItems": 1, "maxItems": len(STATUSES), "default": [ACTIVE, PROMOTED]},
+        "tags": {**TAGS, "description": "Any of these tags (nested tags match)."},
+        "type": {"type": "string", "minLength": 1, "maxLength": 64},
+        "decision": {"type": "string", "enum": ["keep", "forget", "promote"],
+                     "description": "Only memories the next sweep would keep, forget or "
+                                    "promote."},
+        "pinned": {**BOOL, "description": "Only pinned (true) or unpinned (false) memories."},
+        "sort": {"type": "string", "enum": ["score", "last_used", "created", "use_count",
+                                            "title"], "default": "score"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 100},
+    }),
+    "forget": body({"id": REF}, ("id",)),
 }
 
 # responses ------------------------------------------------------------------------------------
@@ -173,6 +187,8 @@ RESPONSES: dict[str, Schema] = {
     "feedback": MEMORY,
     "pin": MEMORY,
     "restore": shape({"restored": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
+    "list": shape({"memories": {"type": "array", "items": MEMORY}, "total": INT}),
+    "forget": shape({"forgotten": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
     "openapi": OBJ,
 }
 
@@ -227,6 +243,10 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/restore", "restore",
           "Bring an archived memory back (active, used now, out of the archive folder)",
           source="json"),
+    Route("POST", "/v1/list", "list", "Memories with status, score and decision, filtered",
+          source="json"),
+    Route("POST", "/v1/forget", "forget",
+          "Forget one memory now (archived, restorable)", source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )
 

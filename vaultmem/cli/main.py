@@ -14,6 +14,7 @@ import click
 from vaultmem import __version__
 from vaultmem.cli.context import Context, common
 from vaultmem.cli.memory import COMMANDS
+from vaultmem.cli.memory_admin import COMMANDS as ADMIN_COMMANDS
 from vaultmem.cli.service import service
 from vaultmem.config import write_config
 from vaultmem.errors import InvalidInput, VaultmemError
@@ -298,7 +299,7 @@ def token(ctx: Context) -> None:
 
 
 cli.add_command(service)
-for _command in COMMANDS:
+for _command in (*COMMANDS, *ADMIN_COMMANDS):
     cli.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

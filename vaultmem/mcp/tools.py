@@ -324,8 +324,11 @@ ORDER = ("save_memory", "search_memory", "get_memory", "related_notes", "touch_m
          "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
          "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
          "stats")
-TOOLS: tuple[ToolSpec, ...] = tuple(sorted(
+# the tools of mcp/memory_tools.py (which builds on the names above) come last, in its order
+from vaultmem.mcp.memory_tools import memory_tools  # noqa: E402
+
+TOOLS: tuple[ToolSpec, ...] = (*sorted(
     (_save(), _search(), *_reading(), *_reinforcing(), *_lifecycle()),
     key=lambda tool: ORDER.index(tool.name),
-))
+), *memory_tools())
 TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}

@@ -108,3 +108,37 @@ def test_forgetting_an_archived_memory_says_so(env: dict[str, str]) -> None:
     invoke_json(["forget", "m-bike", "--now", NOW], env=env)
     result = invoke(["forget", "m-bike", "--now", NOW], env=env)
     assert result.exit_code == 1 and "already archived" in result.stderr
+
+
+def test_edit_changes_the_text_title_and_tags_and_nothing_else(env: dict[str, str]) -> None:
+    vault = Path(env["VAULTMEM_VAULT"])
+    path = vault / "memories" / "kettle descaling.md"
+    text = path.read_text(encoding="utf-8")
+    text += "\n<!-- vaultmem:related -->\n## Related\n\n- [[Bikes]]\n<!-- /vaultmem:related -->\n"
+    path.write_text(text, encoding="utf-8")
+    head = text[:text.index("# kettle descaling")]
+    data = invoke_json(["edit", "m-kettle", "Descale the office kettle with citric acid monthly.",
+                        "--title", "Kettle descaling", "--tags", "kitchen, office",
+                        "--now", NOW], env=env)
+    assert data["edited"] == {"id": "m-kettle", "path": "memories/kettle descaling.md",
+                              "changed": ["text", "title", "tags"]}
+    after = path.read_text(encoding="utf-8")
+    stm = [ln for ln in head.splitlines() if ln.startswith("stm_")]
+    assert [ln for ln in after.splitlines() if ln.startswith("stm_")] == stm  # state kept
+    assert "# Kettle descaling\n\nDescale the office kettle with citric acid monthly.\n\n" in after
+    assert after.endswith(text[text.index("<!-- vaultmem:related -->"):])
+    assert data["memory"]["tags"] == ["kitchen", "office"] and data["memory"]["use_count"] == 4
+    found = invoke_json(["search", "citric acid monthly", "--now", NOW], env=env)
+    assert found["results"][0]["id"] == "m-kettle"  # the index follows the edit
+
+
+def test_an_edit_that_carries_a_secret_is_refused_and_writes_nothing(env: dict[str, str]) -> None:
+    vault = Path(env["VAULTMEM_VAULT"])
+    invoke_json(["list", "--now", NOW], env=env)
+    before = digest(vault)
+    token = "gh" + "p_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    result = invoke(["edit", "m-kettle", f"The CI bot pushes with {token}", "--now", NOW],
+                    env=env)
+    assert result.exit_code == 1 and "secret" in result.stderr and token not in result.stderr
+    assert invoke(["edit", "m-kettle", "--now", NOW], env=env).exit_code == 1  # nothing to do
+    assert digest(vault) == before

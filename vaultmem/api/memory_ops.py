@@ -16,7 +16,7 @@ from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
 
 JSON = dict[str, Any]
 
-OPERATIONS: tuple[str, ...] = ("list", "forget")
+OPERATIONS: tuple[str, ...] = ("list", "forget", "edit")
 
 
 class MemoryOps:
@@ -42,3 +42,8 @@ class MemoryOps:
     def _op_forget(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
             return self._admin.forget(body["id"], now)
+
+    def _op_edit(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self._admin.edit(body["id"], now, content=body.get("content"),
+                                    title=body.get("title"), tags=body.get("tags"))

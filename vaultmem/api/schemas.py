@@ -128,6 +128,14 @@ REQUESTS: dict[str, Schema] = {
         "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 100},
     }),
     "forget": body({"id": REF}, ("id",)),
+    "edit": body({
+        "id": REF,
+        "content": {"type": "string", "minLength": 1, "maxLength": 200_000,
+                    "description": "The memory's new text (replaces the remembered text)."},
+        "title": {"type": "string", "minLength": 1, "maxLength": 300},
+        "tags": {**TAGS, "description": "The memory's new tags (replace its tags; [] removes "
+                                        "them)."},
+    }, ("id",)),
 }
 
 # responses ------------------------------------------------------------------------------------
@@ -189,6 +197,8 @@ RESPONSES: dict[str, Schema] = {
     "restore": shape({"restored": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
     "list": shape({"memories": {"type": "array", "items": MEMORY}, "total": INT}),
     "forget": shape({"forgotten": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
+    "edit": shape({"edited": shape({"id": STR, "path": STR, "changed": {
+        "type": "array", "items": STR}}), "memory": MEMORY}),
     "openapi": OBJ,
 }
 
@@ -247,6 +257,7 @@ ROUTES: tuple[Route, ...] = (
           source="json"),
     Route("POST", "/v1/forget", "forget",
           "Forget one memory now (archived, restorable)", source="json"),
+    Route("POST", "/v1/edit", "edit", "Change a memory's text, title or tags", source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )
 

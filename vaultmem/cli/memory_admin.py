@@ -6,11 +6,13 @@ one serves the vault and run in-process otherwise.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
 from vaultmem.cli.context import Context, common
+from vaultmem.errors import InvalidInput
 
 
 def _echo(text: str) -> None:
@@ -71,4 +73,31 @@ def forget(ctx: Context, ref: str) -> None:
     ctx.emit(ctx.call("forget", {"id": ref}), show_forgotten)
 
 
-COMMANDS: tuple[click.Command, ...] = (list_memories, forget)
+def show_edited(d: dict[str, Any]) -> None:
+    edited = d["edited"]
+    _echo(f"edited {edited['path']} ({', '.join(edited['changed'])}; id {edited['id']})")
+
+
+@click.command()
+@common
+@click.argument("ref", metavar="ID|PATH")
+@click.argument("text", required=False)
+@click.option("--title", help="The memory's new title (its `# Title` line).")
+@click.option("--tags", help="The memory's new tags, comma-separated (\"\" removes them).")
+def edit(ctx: Context, ref: str, text: str | None, title: str | None, tags: str | None) -> None:
+    """Change a memory's text (TEXT, or standard input when TEXT is -), title or tags.
+
+    Only the memory's own words change: its stm_* state, your other properties and vaultmem's
+    sections stay byte for byte; the text passes the same gate as a save."""
+    if text == "-":
+        text = sys.stdin.read()
+    if text is None and title is None and tags is None:
+        raise InvalidInput("give the new text, --title or --tags")
+    body: dict[str, Any] = {"id": ref}
+    if tags is not None:
+        body["tags"] = [t.strip() for t in tags.split(",") if t.strip()]
+    body.update({k: v for k, v in (("content", text), ("title", title)) if v is not None})
+    ctx.emit(ctx.call("edit", body), show_edited)
+
+
+COMMANDS: tuple[click.Command, ...] = (list_memories, forget, edit)

@@ -157,7 +157,7 @@ class Consolidator:
         plain = memory_filename(day, title)
         if PurePosixPath(path).name == plain:
             return path
-        renamed = self.engine.memories.rename(path, plain)
+        renamed = self.engine.memories.rename_to(path, plain)
         if renamed is None:
             return path
         self.engine.sync_paths([path, renamed])

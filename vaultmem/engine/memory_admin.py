@@ -1,4 +1,4 @@
-"""Looking after single memories on request: list them, forget one now.
+"""Looking after single memories on request: list them, forget one now, edit one.
 
 * `list_memories`: every memory with its status, score and decision, filtered (status, tags,
   type, decision) and sorted; the same memory view as `get`.
@@ -6,6 +6,10 @@
   written in place (guarded), then the note moves into the archive folder (never
   overwriting). Its history is kept; `restore` brings it back. Pinned memories are refused
   (unpin first), as the sweep never archives them either.
+* `edit`: a memory's own words - its remembered text, its `# Title` line, its tags - changed
+  through the same intake gate as a save (a secret is refused and written nowhere), in one
+  guarded write that keeps every other byte (the stm_* lines, the user's other properties,
+  vaultmem's sections); not a use. The file keeps its name.
 """
 
 from __future__ import annotations
@@ -15,13 +19,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from vaultmem.core.intake import tag_key
+from vaultmem.core.intake import (
+    check_content,
+    find_secret,
+    normalise_tags,
+    secret_reason,
+    tag_key,
+)
 from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.filters import tag_keys
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
 from vaultmem.engine.shapes import JSON
-from vaultmem.errors import InvalidInput, NoteError
+from vaultmem.errors import InvalidInput, NoteError, Refused
+from vaultmem.vault.memory_text import replace_text, set_tags, set_title
 
 # sort key -> (the view's field, descending)
 SORTS: dict[str, tuple[str, bool]] = {
@@ -97,6 +108,45 @@ class MemoryAdmin:
         forgotten = memories.load(target)
         return {"forgotten": {"id": forgotten.state.id, "from": memory.path, "to": target},
                 "memory": self.engine.view(forgotten, now)}
+
+    def edit(self, ref: str, now: datetime, *, content: str | None = None,
+             title: str | None = None, tags: Sequence[str] | None = None) -> JSON:
+        """Change a memory's text, title and/or tags (see the module docstring)."""
+        if content is None and title is None and tags is None:
+            raise InvalidInput("give the new text, title or tags")
+        content = None if content is None else content.strip()
+        clean_tags = None if tags is None else normalise_tags(tags)
+        self._check(content, title, tags)
+
+        def change(memory: MemoryNote) -> str:
+            text = memory.text
+            if content is not None:
+                text = replace_text(text, content)
+            if title is not None:
+                text = set_title(text, title)
+            if clean_tags is not None:
+                text = set_tags(text, clean_tags)
+            return text
+
+        edited = self.engine.memories.rewrite_text(ref, change)
+        self.engine.sync_paths([edited.path])
+        changed = [name for name, value in (("text", content), ("title", title),
+                                            ("tags", tags)) if value is not None]
+        return {"edited": {"id": edited.state.id, "path": edited.path, "changed": changed},
+                "memory": self.engine.view(edited, now)}
+
+    def _check(self, content: str | None, title: str | None,
+               tags: Sequence[str] | None) -> None:
+        """The save's intake gate: refused words are written nowhere."""
+        if content is not None:
+            reason = check_content(content, min_chars=self.params.min_content_chars,
+                                   max_chars=self.params.max_content_chars)
+            if reason is not None:
+                raise Refused(reason)
+        for what, text in (("title", title), ("tag", " ".join(tags or ()))):
+            kind = find_secret(text) if text else None
+            if kind is not None:
+                raise Refused(secret_reason(what, kind))
 
 
 def _sort_key(value: Any) -> Any:

@@ -37,6 +37,7 @@ from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound,
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
+from vaultmem.vault.memory_text import write_memory_text
 from vaultmem.vault.notes import Note, read_note_text
 from vaultmem.vault.paths import resolve_in_vault
 from vaultmem.vault.scan import scan_vault
@@ -183,7 +184,25 @@ class MemoryStore:
         with self._lock:
             return move_note(self.root, path, folder)
 
-    def rename(self, path: str, name: str) -> str | None:
+    def rewrite_text(self, ref: str, change: Callable[[MemoryNote], str]) -> MemoryNote:
+        """Replace a memory note's text with `change(memory)` (the memory read afresh, under
+        the store's lock), in one guarded write: ConcurrentEdit when the note changed since it
+        was read. `change` must keep the stm_* lines (an edit of the memory's own words);
+        the uses pending here stay pending and are spliced into the new text by the flush."""
+        with self._lock:
+            memory = self._parse(self.resolve(ref))
+            check_writable(memory)
+            new_text = change(memory)
+            if new_text == memory.text:
+                return self._overlaid(memory, self._pending(memory.state.id))
+            try:
+                note, text = write_memory_text(self.root, memory.path, new_text, memory.note.file_hash)
+            finally:
+                self._cache.pop(memory.path, None)
+            written = MemoryNote(memory.path, note, self._state(note), text)
+            return self._overlaid(written, self._pending(written.state.id))
+
+    def rename_to(self, path: str, name: str) -> str | None:
         """Give a memory's note another file name in its folder (under the store's lock, like
         `move_into`); None when the name is taken or the note is gone."""
         with self._lock:

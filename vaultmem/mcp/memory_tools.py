@@ -37,4 +37,16 @@ def memory_tools() -> list[ToolSpec]:
             "Answer: {forgotten: {id, from, to}, memory}.",
             _schema("forget", ("id",), id=REF),
         ),
+        ToolSpec(
+            "edit_memory", "Edit a memory", "edit",
+            "Correct or update a memory in place when the user says what it should say now: "
+            "its text (replaces the remembered text), its title and/or its tags (replace its "
+            "tags). Only the memory's own words change; its history (uses, strength, dates) "
+            "is kept and the edit is not a use. The text passes the same gate as save_memory "
+            "(secrets refused). Answer: {edited: {id, path, changed}, memory}.",
+            _schema("edit", ("id",), id=REF,
+                    content="The new text, complete: it replaces the memory's text.",
+                    title="A new short title.",
+                    tags={"description": f"The new tags (replace the old ones). {TAG_NOTE}"}),
+        ),
     ]

@@ -196,7 +196,8 @@ class MemoryStore:
             if new_text == memory.text:
                 return self._overlaid(memory, self._pending(memory.state.id))
             try:
-                note, text = write_memory_text(self.root, memory.path, new_text, memory.note.file_hash)
+                note, text = write_memory_text(self.root, memory.path, new_text,
+                                               memory.note.file_hash)
             finally:
                 self._cache.pop(memory.path, None)
             written = MemoryNote(memory.path, note, self._state(note), text)

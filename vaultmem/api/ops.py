@@ -22,6 +22,7 @@ from vaultmem.engine.engine import Engine, SearchFilters
 from vaultmem.engine.freshness import unindexed_changes
 from vaultmem.engine.indexer import Progress
 from vaultmem.engine.lifecycle import Lifecycle
+from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
 from vaultmem.errors import DaemonError, InvalidInput
@@ -58,6 +59,7 @@ class Api(MemoryOps):
         reindex: Callable[[bool], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,
+        operations: OperationLog | None = None,
     ) -> None:
         """The parts come from the composition root (`App.api`). Without a consolidator,
         clusters and merges answer that they are unavailable. `reindex` replaces the
@@ -74,9 +76,10 @@ class Api(MemoryOps):
         self.restorer = restorer
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
-        self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = {
+        self.operations = operations  # what sweeps and merges applied, for `undo`
+        self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = self.recorded_handlers({
             op: getattr(self, f"_op_{op}") for op in self.OPERATIONS
-        }
+        })
 
     def call(self, op: str, body: Mapping[str, Any]) -> JSON:
         handler = self._handlers.get(op)

@@ -136,6 +136,12 @@ REQUESTS: dict[str, Schema] = {
         "tags": {**TAGS, "description": "The memory's new tags (replace its tags; [] removes "
                                         "them)."},
     }, ("id",)),
+    "undo": body({
+        "operation": {"type": "string", "minLength": 1, "maxLength": 64, "description":
+                      "The operation to undo (default: the last one not undone yet)."},
+        "list": {**BOOL, "default": False,
+                 "description": "Only list the recent operations that can be undone."},
+    }),
 }
 
 # responses ------------------------------------------------------------------------------------
@@ -156,6 +162,7 @@ SEARCH = shape({"query": STR, "results": {"type": "array", "items": shape({
 ITEMS = {"type": "array", "items": shape({"id": STR, "path": STR, "decision": STR, "reason": STR,
                                          "score": NUM})}
 MOVES = {"type": "array", "items": shape({"id": STR, "from": STR, "to": STR})}
+MOVES_BACK = {"type": "array", "items": shape({"from": STR, "to": STR})}
 ERROR = shape({"error": shape({"code": STR, "message": STR})})
 
 RESPONSES: dict[str, Schema] = {
@@ -199,6 +206,9 @@ RESPONSES: dict[str, Schema] = {
     "forget": shape({"forgotten": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
     "edit": shape({"edited": shape({"id": STR, "path": STR, "changed": {
         "type": "array", "items": STR}}), "memory": MEMORY}),
+    "undo": shape({"operation": STR, "kind": STR, "restored": MOVES_BACK,
+                   "archived": MOVES, "skipped": {"type": "array", "items": shape(
+                       {"path": STR, "reason": STR})}}, ()),
     "openapi": OBJ,
 }
 
@@ -258,6 +268,8 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/forget", "forget",
           "Forget one memory now (archived, restorable)", source="json"),
     Route("POST", "/v1/edit", "edit", "Change a memory's text, title or tags", source="json"),
+    Route("POST", "/v1/undo", "undo", "Undo a whole sweep, gc, promotion or merge",
+          source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )
 

@@ -100,4 +100,36 @@ def edit(ctx: Context, ref: str, text: str | None, title: str | None, tags: str 
     ctx.emit(ctx.call("edit", body), show_edited)
 
 
-COMMANDS: tuple[click.Command, ...] = (list_memories, forget, edit)
+def show_undo(d: dict[str, Any]) -> None:
+    if "operations" in d:
+        if not d["operations"]:
+            _echo("no operations to undo")
+        for op in d["operations"]:
+            state = f"undone {op['undone_at']}" if op["undone_at"] else "can be undone"
+            _echo(f"{op['id']}  {op['at']}  {op['kind']:<13} {op['moves']} move(s), "
+                  f"{op['created']} created  ({state})")
+        return
+    for item in d["restored"]:
+        _echo(f"restored {item['from']} → {item['to']}")
+    for item in d["archived"]:
+        _echo(f"archived {item['from']} → {item['to']} (created by the {d['kind']})")
+    for item in d["skipped"]:
+        _echo(f"skipped {item['path']}: {item['reason']}")
+    _echo(f"undid {d['operation']} ({d['kind']}): {len(d['restored'])} restored, "
+          f"{len(d['archived'])} archived, {len(d['skipped'])} skipped")
+
+
+@click.command()
+@common
+@click.argument("operation", required=False, metavar="[OPERATION-ID]")
+@click.option("--list", "list_only", is_flag=True, help="List the recent operations instead.")
+def undo(ctx: Context, operation: str | None, list_only: bool) -> None:
+    """Undo a whole sweep, gc, promotion or merge (default: the last one): every note it
+    archived, promoted or merged goes back exactly as it was, where it was."""
+    body: dict[str, Any] = {"list": list_only}
+    if operation is not None:
+        body["operation"] = operation
+    ctx.emit(ctx.call("undo", body), show_undo)
+
+
+COMMANDS: tuple[click.Command, ...] = (list_memories, forget, edit, undo)

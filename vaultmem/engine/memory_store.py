@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -64,6 +65,7 @@ class MemoryStore:
         self._ledger = journal if journal is not None else ledger  # own use counts, durable
         self._lock = threading.RLock()
         self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
+        self._recording = threading.local()  # the events `recording` collects, per thread
 
     # finding ------------------------------------------------------------------------------
 
@@ -182,7 +184,27 @@ class MemoryStore:
         if PurePosixPath(path).parent == PurePosixPath(folder.strip("/")):
             return path
         with self._lock:
-            return move_note(self.root, path, folder)
+            moved = move_note(self.root, path, folder)
+        if moved is not None:
+            self._note_event({"move": path, "to": moved})
+        return moved
+
+    @contextmanager
+    def recording(self) -> Iterator[list[dict[str, str]]]:
+        """Collect what this thread's writes and moves do to notes while the block runs: a
+        write as `{"write": path, "before": text, "after": text}`, a move as `{"move": path,
+        "to": path}` (what `engine.undo` needs to put them back exactly)."""
+        events: list[dict[str, str]] = []
+        self._recording.events = events
+        try:
+            yield events
+        finally:
+            self._recording.events = None
+
+    def _note_event(self, event: dict[str, str]) -> None:
+        events = getattr(self._recording, "events", None)
+        if events is not None:
+            events.append(event)
 
     def rewrite_text(self, ref: str, change: Callable[[MemoryNote], str]) -> MemoryNote:
         """Replace a memory note's text with `change(memory)` (the memory read afresh, under
@@ -207,7 +229,10 @@ class MemoryStore:
         """Give a memory's note another file name in its folder (under the store's lock, like
         `move_into`); None when the name is taken or the note is gone."""
         with self._lock:
-            return rename_note(self.root, path, name)
+            renamed = rename_note(self.root, path, name)
+        if renamed is not None:
+            self._note_event({"move": path, "to": renamed})
+        return renamed
 
     def flush(self, on_written: Callable[[Note], None] | None = None) -> FlushReport:
         """Write every pending state into its note (guarded); failures stay pending.
@@ -251,6 +276,8 @@ class MemoryStore:
         """One guarded write; `settles`: the memory's pending uses are in the state written."""
         memory = change.memory
         written = self._edit(change)
+        if written is not None:
+            self._note_event({"write": memory.path, "before": memory.text, "after": written[1]})
         if settles and self.journal is not None and change.state.id == memory.state.id:
             self.journal.clear(memory.state.id)
         note, text = written if written is not None else (memory.note, memory.text)

@@ -49,4 +49,17 @@ def memory_tools() -> list[ToolSpec]:
                     title="A new short title.",
                     tags={"description": f"The new tags (replace the old ones). {TAG_NOTE}"}),
         ),
+        ToolSpec(
+            "undo_operation", "Undo a sweep or merge", "undo",
+            "Undo a whole sweep, gc, promote_memory or merge_cluster in one step, when the "
+            "user wants it taken back: every note it archived, promoted or merged returns "
+            "exactly as it was, where it was; a memory a merge created is archived. A note "
+            "changed since is left as it is and listed under skipped. Those calls answer with "
+            "their operation id (operation); without one, the last operation is undone. "
+            "list=true only lists the recent operations. Answer: {operation, kind, restored: "
+            "[{from, to}], archived, skipped: [{path, reason}]}.",
+            _schema("undo", (),
+                    operation="The operation id, e.g. op-3f2a9c1b7d4e (default: the last).",
+                    list="true: only list the recent operations that can be undone."),
+        ),
     ]

@@ -30,6 +30,7 @@ from vaultmem.engine.indexer import Indexer, IndexerOptions, Progress
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.index.base import Embedder, IndexOptions
@@ -95,6 +96,7 @@ class App:
     index: LazyIndex
     embedder: Embedder
     ledger: UsageJournal | None = None  # in-process: this device's use counts (core.sync)
+    operations: OperationLog | None = None  # what sweeps and merges applied, for `undo`
 
     def api(
         self, *, reindex: Callable[[bool], dict[str, Any]] | None = None,
@@ -106,13 +108,15 @@ class App:
         return Api(engine=self.engine, lifecycle=self.lifecycle, consolidator=self.consolidator,
                    reconciler=self.reconciler, restorer=self.restorer,
                    daemon_status=daemon_status, reindex=reindex, clock=clock,
-                   progress=progress)
+                   progress=progress, operations=self.operations)
 
     def close(self) -> None:
         self.index.close()
         self.catalog.close()
         if self.ledger is not None:
             self.ledger.close()
+        if self.operations is not None:
+            self.operations.close()
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,8 @@ def engine_params(settings: Settings, vault_name: str) -> EngineParams:
         cluster_threshold=s.cluster_threshold, cluster_max_size=s.cluster_max_size,
         merge_cohesion=s.merge_cohesion, review_cohesion=s.review_cohesion,
         near_duplicate_cosine=s.near_duplicate_cosine, min_content_chars=s.min_content_chars,
-        max_content_chars=s.max_content_chars,
+        max_content_chars=s.max_content_chars, resave_window_hours=s.resave_window_hours,
+        similar_memory_cosine=s.similar_memory_cosine,
     )
 
 
@@ -244,4 +249,5 @@ def build_app(
         consolidator=Consolidator(engine, lifecycle),
         reconciler=Reconciler(engine, lifecycle.move_to_archive), restorer=Restorer(lifecycle),
         catalog=catalog, index=index, embedder=embedder, ledger=ledger,
+        operations=OperationLog(data_dir / "operations.sqlite3"),
     )

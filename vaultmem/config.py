@@ -90,6 +90,8 @@ class Settings:
     merge_cohesion: float = 0.9
     review_cohesion: float = 0.75
     near_duplicate_cosine: float = 0.95
+    similar_memory_cosine: float = 0.8
+    resave_window_hours: float = 6.0
     min_content_chars: int = 12
     max_content_chars: int = 20_000
 
@@ -290,9 +292,12 @@ def _validate(s: Settings) -> None:
                 "reconcile_interval_minutes")
     problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
     unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
-            "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold")
+            "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold",
+            "similar_memory_cosine")
     problems += [f"{name} must be between 0 and 1" for name in unit
                  if not 0.0 <= getattr(s, name) <= 1.0]
+    if s.resave_window_hours < 0:
+        problems.append("resave_window_hours must not be negative (0: every save counts)")
     if not 0 <= s.port < 65536:
         problems.append("port must be between 0 (any free port) and 65535")
     if s.review_band_low >= s.review_band_high:

@@ -77,9 +77,10 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "merge_cohesion",
             "review_cohesion",
             "near_duplicate_cosine",
+            "similar_memory_cosine",
         ),
     ),
-    ("The save gate", ("min_content_chars", "max_content_chars")),
+    ("The save gate", ("min_content_chars", "max_content_chars", "resave_window_hours")),
     (
         "The daemon",
         (
@@ -155,6 +156,10 @@ HELP: dict[str, str] = {
     "merge_cohesion": "Clusters at least this cohesive are merged automatically.",
     "review_cohesion": "Clusters at least this cohesive are offered for review.",
     "near_duplicate_cosine": "A save this similar to an active memory reinforces it instead.",
+    "similar_memory_cosine": "A save this similar to a memory (its text or title) is held "
+                             "back, naming it, unless forced.",
+    "resave_window_hours": "Saving a memory again this soon after its last use is not counted "
+                           "as a use.",
     "min_content_chars": "Shortest memory content accepted.",
     "max_content_chars": "Longest memory content accepted.",
     "host": "Daemon address (loopback only).",

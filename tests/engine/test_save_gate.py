@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -191,10 +191,11 @@ def test_the_same_fact_three_ways_is_one_memory_used_three_times(app: App, api: 
     first = api.call("save", {"content": FACT, "tags": ["db"]})
     assert first["created"] is True and first["reinforced"] is None
     memory_id = first["memory"]["id"]
-    again = api.call("save", {"content": RECASED})
+    again = later(app, days=1).call("save", {"content": RECASED})
     assert again["created"] is False
-    assert again["reinforced"] == {"id": memory_id, "reason": "an identical memory exists"}
-    near = api.call("save", {"content": PARAPHRASE})
+    assert again["reinforced"] == {"id": memory_id, "reason": "an identical memory exists",
+                                   "counted": True}
+    near = later(app, days=2).call("save", {"content": PARAPHRASE})
     assert near["created"] is False and near["reinforced"]["id"] == memory_id
     reason = near["reinforced"]["reason"]
     assert reason.startswith("a near-duplicate memory exists (cosine ")
@@ -207,10 +208,33 @@ def test_the_same_fact_three_ways_is_one_memory_used_three_times(app: App, api: 
 @pytest.mark.timeout(60)
 def test_an_identical_save_reinforces_the_same_memory(app: App, api: Api) -> None:
     first = api.call("save", {"content": FACT})
-    again = api.call("save", {"content": FACT})
+    again = later(app, days=1).call("save", {"content": FACT})
     assert again["reinforced"] == {"id": first["memory"]["id"],
-                                   "reason": "an identical memory exists"}
+                                   "reason": "an identical memory exists", "counted": True}
     assert again["memory"]["use_count"] == 2 and len(memory_files(app)) == 1
+
+
+@pytest.mark.timeout(60)
+def test_saving_again_within_the_window_is_not_a_use_and_promotes_nothing(
+    app: App, api: Api
+) -> None:
+    """The same text saved twice in one minute is not evidence that it matters: no use is
+    counted, nothing is written, and the memory is not promotable; a day later it counts."""
+    first = api.call("save", {"content": FACT})
+    path = app.root / first["memory"]["path"]
+    before = path.read_bytes()
+    again = later(app, minutes=1).call("save", {"content": RECASED})
+    assert again["created"] is False and again["reinforced"]["counted"] is False
+    assert "not counted as a use" in again["reinforced"]["reason"]
+    assert again["memory"]["use_count"] == 1 and path.read_bytes() == before
+    assert later(app, minutes=2).call("promote", {"dry_run": True})["promote"] == []
+    next_day = later(app, days=1).call("save", {"content": FACT})
+    assert next_day["reinforced"]["counted"] is True and next_day["memory"]["use_count"] == 2
+
+
+def later(app: App, **delta: float) -> Api:
+    """The app's Api with a clock `delta` after NOW."""
+    return app.api(clock=lambda: NOW + timedelta(**delta))
 
 
 @pytest.mark.timeout(60)
@@ -368,7 +392,9 @@ def test_the_daemon_refuses_secrets_and_keeps_them_out_of_vault_data_and_log(
     again = client.call_op("save", {"content": RECASED})
     near = client.call_op("save", {"content": PARAPHRASE})
     assert saved["created"] and not again["created"] and not near["created"]
-    assert near["memory"]["use_count"] == 3 and near["memory"]["tags"] == ["Home-Lab"]
+    # saved again at once: the same memory, not counted as a use (the resave window)
+    assert not again["reinforced"]["counted"] and not near["reinforced"]["counted"]
+    assert near["memory"]["use_count"] == 1 and near["memory"]["tags"] == ["Home-Lab"]
     assert SLUG_PATH.fullmatch(saved["memory"]["path"])
     assert any(".lance" in f for f in files_containing("pgbouncer", daemon.data))
     assert daemon.stop() == 0

@@ -38,9 +38,10 @@ RESTIC = {
 TOOL_NAMES = ["save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
               "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
               "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
-              "stats"]
+              "stats", "list_memories", "forget_memory", "edit_memory",
+              "undo_operation"]
 READ_ONLY = {"search_memory", "get_memory", "related_notes", "review_queue", "list_clusters",
-             "stats"}
+             "stats", "list_memories"}
 VALID_ARGS: dict[str, dict[str, Any]] = {
     "save_memory": {"content": "The garden shed key hangs behind the pantry door."},
     "search_memory": {"query": "restic backups"}, "get_memory": {"id": SESSIONS_ID},
@@ -50,6 +51,8 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "promote_memory": {}, "list_clusters": {}, "merge_cluster": {"cluster_id": "c-0"},
     "stats": {}, "pin_memory": {"id": SESSIONS_ID, "pinned": True},
     "restore_memory": {"id": SESSIONS_ID}, "reconcile": {},
+    "list_memories": {}, "forget_memory": {"id": SESSIONS_ID},
+    "edit_memory": {"id": SESSIONS_ID, "tags": ["crumb"]}, "undo_operation": {},
 }
 
 
@@ -194,6 +197,7 @@ def test_save_search_get_touch_observe_related(daemon: DaemonProcess, vault: Pat
             assert stm(vault, memory["path"])["stm_id"] == memory["id"]
             again = await ok(s, "save_memory", {"content": content})
             assert again["created"] is False and again["reinforced"]["id"] == memory["id"]
+            assert again["reinforced"]["counted"] is False  # saved again at once: not a use
             assert "(refused)" in await fails(s, "save_memory", {"content": "too short"})
 
             found = await ok(s, "search_memory", {"query": "garden shed key pantry", "top_k": 3})
@@ -204,7 +208,7 @@ def test_save_search_get_touch_observe_related(daemon: DaemonProcess, vault: Pat
             assert (await ok(s, "get_memory", {"id": memory["id"]}))["path"] == memory["path"]
 
             touched = await ok(s, "touch_memory", {"id": memory["path"], "boost": True})
-            assert touched["use_count"] == again["memory"]["use_count"] + 1 == 3
+            assert touched["use_count"] == again["memory"]["use_count"] + 1 == 2
             assert touched["strength"] == pytest.approx(1.1)
             observed = await ok(s, "observe_memory_usage",
                                 {"ids": [memory["id"], SESSIONS_ID], "context_tags": ["cooking"]})
@@ -218,7 +222,7 @@ def test_save_search_get_touch_observe_related(daemon: DaemonProcess, vault: Pat
             assert len(review["items"]) == 1 and review["total"] >= 1
             assert (await ok(s, "stats"))["memories"]["total"] == 15
 
-            await settled(lambda: stm(vault, memory["path"]).get("stm_use_count") == 4)
+            await settled(lambda: stm(vault, memory["path"]).get("stm_use_count") == 3)
             await settled(lambda: stm(vault, SESSIONS).get("stm_cross_domain_count") == 1)
             assert stm(vault, SESSIONS)["stm_review_count"] == 1
 

@@ -274,7 +274,9 @@ class CrashRun:
             uses = op.info.get("uses", 0) if op.kind in ("touch", "observe", "feedback") else 0
             if op.kind == "save" and op.outcome in (ACK, UNKNOWN):
                 reinforced = (op.info.get("answer") or {}).get("reinforced")
-                targets, uses = ([reinforced["id"]], 1) if reinforced else ([], 0)
+                counted = bool(reinforced) and reinforced.get("counted", True)
+                targets, uses = ([reinforced["id"]], 1 if counted else 0) if reinforced \
+                    else ([], 0)
             for ref in targets:
                 if op.outcome == ACK:
                     low[ref] += uses

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from vaultmem import __version__
+from vaultmem.api.memory_ops import OPERATIONS as MEMORY_OPERATIONS
+from vaultmem.api.memory_ops import MemoryOps
 from vaultmem.api.validation import validate_body
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.ranking import MATCH_THRESHOLD
@@ -20,6 +22,7 @@ from vaultmem.engine.engine import Engine, SearchFilters
 from vaultmem.engine.freshness import unindexed_changes
 from vaultmem.engine.indexer import Progress
 from vaultmem.engine.lifecycle import Lifecycle
+from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
 from vaultmem.errors import DaemonError, InvalidInput
@@ -35,12 +38,13 @@ class Consolidator(Protocol):
     def merge(self, cluster_id: str, now: datetime) -> dict[str, Any]: ...
 
 
-class Api:
+class Api(MemoryOps):
     OPERATIONS: tuple[str, ...] = (
         "health", "status", "search", "related", "get", "save", "touch", "observe", "review",
         "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback", "pin",
         "reconcile",
         "restore",
+        *MEMORY_OPERATIONS,
     )
 
     def __init__(
@@ -55,6 +59,7 @@ class Api:
         reindex: Callable[[bool], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,
+        operations: OperationLog | None = None,
     ) -> None:
         """The parts come from the composition root (`App.api`). Without a consolidator,
         clusters and merges answer that they are unavailable. `reindex` replaces the
@@ -71,9 +76,10 @@ class Api:
         self.restorer = restorer
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
-        self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = {
+        self.operations = operations  # what sweeps and merges applied, for `undo`
+        self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = self.recorded_handlers({
             op: getattr(self, f"_op_{op}") for op in self.OPERATIONS
-        }
+        })
 
     def call(self, op: str, body: Mapping[str, Any]) -> JSON:
         handler = self._handlers.get(op)
@@ -132,7 +138,7 @@ class Api:
             return self.lifecycle.save(
                 body["content"], now, title=body.get("title"), tags=body.get("tags", ()),
                 type=body.get("type"), strength=body["strength"], pinned=body["pinned"],
-                source=body.get("source"),
+                source=body.get("source"), force=body["force"],
             )
 
     def _op_touch(self, body: JSON, now: datetime) -> JSON:

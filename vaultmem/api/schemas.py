@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vaultmem import __version__
-from vaultmem.core.memory import MEMORY_TYPES, STATUSES
+from vaultmem.core.memory import ACTIVE, MEMORY_TYPES, PROMOTED, STATUSES
 
 Schema = dict[str, Any]
 
@@ -88,6 +88,8 @@ REQUESTS: dict[str, Schema] = {
         "strength": {"type": "number", "minimum": 0, "maximum": 2, "default": 1.0},
         "pinned": {**BOOL, "default": False},
         "source": {"type": "string", "minLength": 1, "maxLength": 500},
+        "force": {**BOOL, "default": False, "description":
+                  "Save even when a similar memory exists (default: hold the save back)."},
     }, ("content",)),
     "touch": body({"id": REF, "path": REF, "boost": {**BOOL, "default": False}},
                   oneOf=one_of("id", "path")),
@@ -112,6 +114,34 @@ REQUESTS: dict[str, Schema] = {
     "pin": body({"id": REF, "pinned": {
         **BOOL, "description": "true: never forget this memory; false: it may fade again."}},
         ("id", "pinned")),
+    "list": body({
+        "status": {"type": "array", "items": {"type": "string", "enum": list(STATUSES)},
+                   "minItems": 1, "maxItems": len(STATUSES), "default": [ACTIVE, PROMOTED]},
+        "tags": {**TAGS, "description": "Any of these tags (nested tags match)."},
+        "type": {"type": "string", "minLength": 1, "maxLength": 64},
+        "decision": {"type": "string", "enum": ["keep", "forget", "promote"],
+                     "description": "Only memories the next sweep would keep, forget or "
+                                    "promote."},
+        "pinned": {**BOOL, "description": "Only pinned (true) or unpinned (false) memories."},
+        "sort": {"type": "string", "enum": ["score", "last_used", "created", "use_count",
+                                            "title"], "default": "score"},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 100},
+    }),
+    "forget": body({"id": REF}, ("id",)),
+    "edit": body({
+        "id": REF,
+        "content": {"type": "string", "minLength": 1, "maxLength": 200_000,
+                    "description": "The memory's new text (replaces the remembered text)."},
+        "title": {"type": "string", "minLength": 1, "maxLength": 300},
+        "tags": {**TAGS, "description": "The memory's new tags (replace its tags; [] removes "
+                                        "them)."},
+    }, ("id",)),
+    "undo": body({
+        "operation": {"type": "string", "minLength": 1, "maxLength": 64, "description":
+                      "The operation to undo (default: the last one not undone yet)."},
+        "list": {**BOOL, "default": False,
+                 "description": "Only list the recent operations that can be undone."},
+    }),
 }
 
 # responses ------------------------------------------------------------------------------------
@@ -133,6 +163,7 @@ ITEMS = {"type": "array", "items": shape({"id": STR, "path": STR, "decision": ST
                                          "score": NUM})}
 MOVES = {"type": "array", "items": shape({"id": STR, "from": STR, "to": STR})}
 LEFT_ALONE = {"type": "array", "items": shape({"id": STR, "path": STR, "reason": STR})}
+MOVES_BACK = {"type": "array", "items": shape({"from": STR, "to": STR})}
 ERROR = shape({"error": shape({"code": STR, "message": STR})})
 
 RESPONSES: dict[str, Schema] = {
@@ -143,7 +174,9 @@ RESPONSES: dict[str, Schema] = {
     "related": shape({"path": STR, "related": {"type": "array", "items": shape(
         {"path": STR, "title": STR, "similarity": NUM})}}),
     "get": MEMORY,
-    "save": shape({"created": BOOL, "reinforced": {"type": ["object", "null"]}, "memory": MEMORY}),
+    "save": shape({"created": BOOL, "reinforced": {"type": ["object", "null"]}, "memory": MEMORY,
+                   "similar": shape({"id": STR, "path": STR, "title": STR, "similarity": NUM})},
+                  ("created", "reinforced", "memory")),
     "touch": MEMORY,
     "observe": shape({"observed": {"type": "array", "items": MEMORY}}),
     "review": shape({"items": {"type": "array", "items": MEMORY}, "total": INT}),
@@ -173,6 +206,13 @@ RESPONSES: dict[str, Schema] = {
     "feedback": MEMORY,
     "pin": MEMORY,
     "restore": shape({"restored": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
+    "list": shape({"memories": {"type": "array", "items": MEMORY}, "total": INT}),
+    "forget": shape({"forgotten": shape({"id": STR, "from": STR, "to": STR}), "memory": MEMORY}),
+    "edit": shape({"edited": shape({"id": STR, "path": STR, "changed": {
+        "type": "array", "items": STR}}), "memory": MEMORY}),
+    "undo": shape({"operation": STR, "kind": STR, "restored": MOVES_BACK,
+                   "archived": MOVES, "skipped": {"type": "array", "items": shape(
+                       {"path": STR, "reason": STR})}}, ()),
     "openapi": OBJ,
 }
 
@@ -226,6 +266,13 @@ ROUTES: tuple[Route, ...] = (
           source="json"),
     Route("POST", "/v1/restore", "restore",
           "Bring an archived memory back (active, used now, out of the archive folder)",
+          source="json"),
+    Route("POST", "/v1/list", "list", "Memories with status, score and decision, filtered",
+          source="json"),
+    Route("POST", "/v1/forget", "forget",
+          "Forget one memory now (archived, restorable)", source="json"),
+    Route("POST", "/v1/edit", "edit", "Change a memory's text, title or tags", source="json"),
+    Route("POST", "/v1/undo", "undo", "Undo a whole sweep, gc, promotion or merge",
           source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )

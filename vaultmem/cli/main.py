@@ -15,6 +15,7 @@ import click
 from vaultmem import __version__
 from vaultmem.cli.context import Context, common, write_at_now
 from vaultmem.cli.memory import COMMANDS
+from vaultmem.cli.memory_admin import COMMANDS as ADMIN_COMMANDS
 from vaultmem.cli.service import service
 from vaultmem.config import write_config
 from vaultmem.errors import InvalidInput, VaultmemError
@@ -146,8 +147,10 @@ def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...
 @click.option("--strength", type=float, default=1.0, show_default=True)
 @click.option("--pin", is_flag=True, help="Never forget this memory.")
 @click.option("--source", help="Where it came from (e.g. conversation).")
+@click.option("--force", is_flag=True, help="Save even when a similar memory exists.")
 def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
-         memory_type: str | None, strength: float, pin: bool, source: str | None) -> None:
+         memory_type: str | None, strength: float, pin: bool, source: str | None,
+         force: bool) -> None:
     """Save a memory (TEXT, or standard input when TEXT is -)."""
     from vaultmem.cli.output import show_saved
 
@@ -155,7 +158,7 @@ def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
         if sys.stdin.isatty() and text is None:
             raise InvalidInput("give the memory text as an argument, or - to read stdin")
         text = sys.stdin.read()
-    body: dict[str, Any] = {"content": text, "strength": strength, "pinned": pin,
+    body: dict[str, Any] = {"content": text, "strength": strength, "pinned": pin, "force": force,
                             "tags": [t.strip() for t in (tags or "").split(",") if t.strip()]}
     optional = {"title": title, "type": memory_type, "source": source}
     body.update({k: v for k, v in optional.items() if v is not None})
@@ -330,7 +333,7 @@ def token(ctx: Context) -> None:
 
 
 cli.add_command(service)
-for _command in COMMANDS:
+for _command in (*COMMANDS, *ADMIN_COMMANDS):
     cli.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

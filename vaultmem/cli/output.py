@@ -77,6 +77,11 @@ def show_saved(d: dict[str, Any]) -> None:
     memory = d["memory"]
     if d["created"]:
         _echo(f"saved {memory['path']} (id {memory['id']})")
+    elif d.get("similar"):
+        similar = d["similar"]
+        _echo(f"not saved: near-duplicate of \"{similar['title']}\" ({similar['path']}, id "
+              f"{similar['id']}, similarity {similar['similarity']:.2f}); `vaultmem edit` "
+              "it, or save again with --force to keep both")
     else:
         _echo(f"not saved: {d['reinforced']['reason']}; reinforced {memory['path']} "
               f"(now used {memory['use_count']}×)")

@@ -131,7 +131,19 @@ def merge_states(
         review_count=sum(state.review_count for state in states),
         cross_domain_count=sum(state.cross_domain_count for state in states),
         tags=_tag_union(states),
+        uses_by=_summed_uses_by(states),
     )
+
+
+def _summed_uses_by(states: Sequence[MemoryState]) -> tuple[tuple[str, int], ...]:
+    """Each device's uses of the members, added up: the merged memory's `use_count` is their
+    sum, so its per-device part is too, and a device's later uses continue from its own count
+    (core.sync) instead of being read as uses no device recorded."""
+    counts: dict[str, int] = {}
+    for state in states:
+        for device, count in state.uses_by:
+            counts[device] = counts.get(device, 0) + count
+    return tuple(sorted((d, c) for d, c in counts.items() if c > 0))
 
 
 def merged_type(states: Sequence[MemoryState], decay: DecayParams) -> str | None:

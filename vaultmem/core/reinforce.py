@@ -56,6 +56,13 @@ def touch(
     )
 
 
+def resave_counts(state: MemoryState, now: datetime, window_hours: float) -> bool:
+    """Whether saving an existing memory again counts as a use: not within `window_hours` of
+    its last use (the same text saved twice in one conversation is not evidence that it
+    matters; saved again a day later, it is)."""
+    return (now - state.last_used).total_seconds() >= window_hours * 3600.0
+
+
 def observe(
     state: MemoryState, now: datetime, context_tags: Sequence[str], params: ReinforceParams
 ) -> tuple[MemoryState, bool]:

@@ -28,6 +28,8 @@ from vaultmem.daemon.scheduler import Job, Scheduler
 from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.engine.indexer import SyncReport
 from vaultmem.engine.journal import FlushReport, UsageJournal
+from vaultmem.engine.memory_admin import MemoryAdmin
+from vaultmem.engine.undo import Undoer
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
 
@@ -229,7 +231,8 @@ class Daemon:
         p, app, journal = self.params, self.app, self.journal
         return [
             Job("flush", p.flush_every_s, self.flush, should_run=lambda: len(journal) > 0),
-            Job("sweep", p.sweep_every_s, lambda: app.lifecycle.sweep(_now(), dry_run=False)),
+            Job("sweep", p.sweep_every_s, lambda: self._undoable(
+                "sweep", lambda now: app.lifecycle.sweep(now, dry_run=False))),
             Job("reconcile", p.reconcile_every_s,
                 lambda: app.reconciler.reconcile(_now(), apply=True),
                 should_run=lambda: bool(app.catalog.duplicate_ids())),
@@ -246,9 +249,22 @@ class Daemon:
 
     def _consolidate(self) -> dict[str, Any]:
         assert self.app is not None
-        result = self.app.consolidator.auto_merge(_now())
+        consolidator = self.app.consolidator
+        result = self._undoable("consolidation", consolidator.auto_merge, lambda done: [
+            merge["merged_into"]["id"] for merge in done["merged"]])
         self._consolidated_at = self.app.catalog.memory_fingerprint()
         return result
+
+    def _undoable(self, kind: str, run: Callable[[datetime], dict[str, Any]],
+                  created: Callable[[dict[str, Any]], list[str]] = lambda done: []
+                  ) -> dict[str, Any]:
+        """A scheduled job whose writes `vaultmem undo` can take back (engine/undo.py)."""
+        assert self.app is not None
+        now = _now()
+        if self.app.operations is None:
+            return run(now)
+        undoer = Undoer(MemoryAdmin(self.app.lifecycle), self.app.operations)
+        return undoer.record(kind, now, lambda: run(now), created)
 
     def _optimize_when_settled(self) -> None:
         if self.scheduler is not None and not self._stop.is_set():

@@ -54,7 +54,7 @@ from vaultmem.engine.memory_notes import MemoryNote, Rewrite
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
-from vaultmem.vault.memories import create_memory_note, wikilink
+from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
 
 SOURCE = "consolidation"
 MERGED_START = "<!-- vaultmem:merged -->"
@@ -93,7 +93,7 @@ class Consolidator:
         snapshot = self._snapshot()
         cluster = _find(snapshot.clusters, cluster_id)
         planned = self._best_first(cluster, snapshot.memories, now)
-        created: list[str] = []
+        created: list[tuple[str, str]] = []  # the merged note's path and title
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             # the members as they are now, pending uses included: none is lost in between
@@ -109,16 +109,17 @@ class Consolidator:
                              decay=self.params.decay),
                 source=SOURCE,
             )
-            created.append(self._write_merged(members, state, now))
+            created.append((self._write_merged(members, state, now), members[0].note.title))
             return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=state.id))
                     for m in members]
 
         archived = self.engine.memories.rewrite([m.path for m in planned], plan)
-        path = created[0]
+        path, title = created[0]
         self._explain(path, len(archived), cluster.cohesion, now.date())
         self.engine.sync_paths([path])
         targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
         moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
+        path = self._plain_name(path, title, now.date())
         return {"cluster_id": cluster.id, "merged_into": self.engine.get(path, now),
                 "archived": moves}
 
@@ -149,6 +150,18 @@ class Consolidator:
 
         with contextlib.suppress(ConcurrentEdit):
             self.engine.memories.rewrite([path], plan)
+
+    def _plain_name(self, path: str, title: str, day: date) -> str:
+        """The merged note under its plain name once the originals left it free (a member
+        saved the same day under the same title held it, so the note was created as `-2`)."""
+        plain = memory_filename(day, title)
+        if PurePosixPath(path).name == plain:
+            return path
+        renamed = self.engine.memories.rename_to(path, plain)
+        if renamed is None:
+            return path
+        self.engine.sync_paths([path, renamed])
+        return renamed
 
     # plumbing -----------------------------------------------------------------------------
 
@@ -199,7 +212,11 @@ class Consolidator:
         }
 
     def _write_merged(self, members: list[MemoryNote], state: MemoryState, now: datetime) -> str:
-        paths = set(self.engine.catalog.records()) - {m.path for m in members}
+        # the merged note's own plain name too (`_plain_name` gives it that name once the
+        # originals are archived): a link to an original of that name must then say its folder
+        own = (f"{self.params.memory_folder.strip('/')}/"
+               f"{memory_filename(now.date(), members[0].note.title)}")
+        paths = set(self.engine.catalog.records()) - {m.path for m in members} | {own}
         planned = {m.path: f"{self.params.archive_folder.strip('/')}/{PurePosixPath(m.path).name}"
                    for m in members}
         links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)

@@ -94,6 +94,8 @@ class EngineParams:
     near_duplicate_cosine: float
     min_content_chars: int
     max_content_chars: int
+    resave_window_hours: float = 6.0
+    similar_memory_cosine: float = 0.8
 
 
 @dataclass(frozen=True)

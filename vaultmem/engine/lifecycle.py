@@ -10,12 +10,10 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
-
-import numpy as np
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.intake import (
@@ -35,7 +33,7 @@ from vaultmem.core.memory import (
     state_to_fields,
 )
 from vaultmem.core.planning import SweepItem, plan_sweep
-from vaultmem.core.reinforce import touch
+from vaultmem.core.reinforce import resave_counts, touch
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, unwritable_reason, writable
 from vaultmem.engine.shapes import JSON
@@ -52,6 +50,16 @@ NEAR_SHORTLIST = 5
 NEAR_SHORTLIST_MARGIN = 0.25
 
 
+@dataclass(frozen=True)
+class Closest:
+    """A live memory near a save: the cosine with its remembered text, and the similarity
+    (the higher of that and the cosine with its title)."""
+
+    memory: MemoryNote
+    text_cosine: float
+    similarity: float
+
+
 def normalise_text(text: str) -> str:
     return _SPACES.sub(" ", text).strip().casefold()
 
@@ -66,10 +74,11 @@ class Lifecycle:
     def save(
         self, content: str, now: datetime, *, title: str | None = None,
         tags: Sequence[str] = (), type: str | None = None, strength: float = 1.0,
-        pinned: bool = False, source: str | None = None,
+        pinned: bool = False, source: str | None = None, force: bool = False,
     ) -> JSON:
         """Save a memory through the intake gate: refused content writes nothing anywhere; an
-        exact or near duplicate of a live memory reinforces it instead of adding another."""
+        exact or near duplicate of a live memory reinforces it instead of adding another; a
+        similar one (`similar_memory_cosine`) holds the save back unless `force`."""
         content = content.strip()
         self._check_content(content, title=title, tags=tags, source=source, type=type,
                             strength=strength)
@@ -79,11 +88,14 @@ class Lifecycle:
         duplicate = _exact_duplicate(content, live)
         if duplicate is not None:
             return self._reinforce_instead(duplicate, now, "an identical memory exists")
-        near = self._near_duplicate(content, query, live)
-        if near is not None:
-            memory, cosine = near
+        closest = self._closest(content, query, live)
+        if closest is not None and closest.text_cosine >= self.params.near_duplicate_cosine:
             return self._reinforce_instead(
-                memory, now, f"a near-duplicate memory exists (cosine {cosine:.2f})")
+                closest.memory, now,
+                f"a near-duplicate memory exists (cosine {closest.text_cosine:.2f})")
+        if (closest is not None and not force
+                and closest.similarity >= self.params.similar_memory_cosine):
+            return self._held_back(closest, now)
         state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
                           pinned=pinned, source=source, tags=tuple(clean_tags))
         path, text = create_memory_note(
@@ -115,13 +127,12 @@ class Lifecycle:
         if not 0.0 <= strength <= 2.0:
             raise InvalidInput("strength must be between 0 and 2")
 
-    def _near_duplicate(
-        self, content: str, query: Vector, live: Sequence[MemoryNote]
-    ) -> tuple[MemoryNote, float] | None:
-        """The live memory whose remembered text is closest to `content`, if its cosine reaches
-        `near_duplicate_cosine`. The index's note vectors (title and heading included) pick a
-        shortlist; the shortlist's own texts are then embedded and compared like for like."""
-        threshold = self.params.near_duplicate_cosine
+    def _closest(self, content: str, query: Vector, live: Sequence[MemoryNote]
+                 ) -> Closest | None:
+        """The live memory closest to `content` (same numbers). The index's note vectors
+        (title and heading included) pick a shortlist; the shortlist's remembered texts and
+        titles are then embedded and compared like for like."""
+        lowest = min(self.params.near_duplicate_cosine, self.params.similar_memory_cosine)
         by_path = {m.path: m for m in live}
         if not by_path:
             return None
@@ -129,19 +140,42 @@ class Lifecycle:
                          for path, vector in self.engine.note_vectors(by_path).items()),
                         reverse=True)
         shortlist = [by_path[path] for cosine, path in ranked[:NEAR_SHORTLIST]
-                     if cosine >= threshold - NEAR_SHORTLIST_MARGIN
+                     if cosine >= lowest - NEAR_SHORTLIST_MARGIN
                      and numbers_agree(content, _content_of(by_path[path]))]
         if not shortlist:
             return None
-        cosines = self.engine.embedder.embed([_content_of(m) for m in shortlist]) @ query
-        best = int(np.argmax(cosines))
-        return (shortlist[best], float(cosines[best])) if cosines[best] >= threshold else None
+        texts = [_content_of(m) for m in shortlist] + [m.note.title for m in shortlist]
+        cosines = self.engine.embedder.embed(texts) @ query
+        count = len(shortlist)
+        found = [Closest(m, float(cosines[i]), max(float(cosines[i]), float(cosines[count + i])))
+                 for i, m in enumerate(shortlist)]
+        return max(found, key=lambda c: (c.text_cosine >= self.params.near_duplicate_cosine,
+                                         c.similarity, c.text_cosine))
+
+    def _held_back(self, closest: Closest, now: datetime) -> JSON:
+        """A save that says nearly what a memory says is not written (two memories saying one
+        thing compete in search and both get promoted); the answer names the memory."""
+        memory = closest.memory
+        return {"created": False, "reinforced": None,
+                "similar": {"id": memory.state.id, "path": memory.path,
+                            "title": memory.note.title,
+                            "similarity": round(closest.similarity, 4)},
+                "memory": self.engine.view(memory, now)}
 
     def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
+        """A use of the existing memory, unless it was saved or used within the resave
+        window: then nothing is written and the answer says it was not counted."""
+        window = self.params.resave_window_hours
+        if not resave_counts(memory.state, now, window):
+            why += f"; saved again within {window:g} h of its last use, so not counted as a use"
+            return {"created": False,
+                    "reinforced": {"id": memory.state.id, "reason": why, "counted": False},
+                    "memory": self.engine.view(memory, now)}
         updated = self.engine.memories.update(
             memory.path, lambda current: touch(current.state, now, self.params.reinforce))
         view = self.engine.view(updated, now)
-        return {"created": False, "reinforced": {"id": memory.state.id, "reason": why},
+        return {"created": False,
+                "reinforced": {"id": memory.state.id, "reason": why, "counted": True},
                 "memory": view}
 
     # sweep: forget and promote ------------------------------------------------------------
@@ -279,10 +313,18 @@ class Lifecycle:
             if resolved and resolved not in targets and resolved != memory.path:
                 targets.append(resolved)
         links = []
-        for target in targets:
+        for target in filter(self._linkable, targets):
             title = records[target].title if target in records else PurePosixPath(target).stem
             links.append(wikilink(target, all_paths, alias=title))
         return links
+
+    def _linkable(self, path: str) -> bool:
+        """A promoted note links to live notes only: not to archived memories (forgotten, or
+        merged into another, like the originals of a merged note)."""
+        if _inside(path, self.params.archive_folder):
+            return False
+        memory = self.engine.memories.try_load(path)
+        return memory is None or memory.state.status != ARCHIVED
 
     def move_to_archive(self, path: str) -> str | None:
         """Move a note whose state already says archived into the archive folder (never
@@ -321,8 +363,11 @@ def _item_json(item: SweepItem) -> JSON:
 
 
 def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | None:
+    """The live memory whose remembered text, or whose title, is `content` (normalised)."""
     wanted = normalise_text(content)
-    return next((m for m in live if normalise_text(_content_of(m)) == wanted), None)
+    same_text = (m for m in live if normalise_text(_content_of(m)) == wanted)
+    same_title = (m for m in live if normalise_text(m.note.title) == wanted)
+    return next(same_text, None) or next(same_title, None)
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
@@ -36,7 +37,8 @@ from vaultmem.engine.memory_notes import (
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note
+from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
+from vaultmem.vault.memory_text import write_memory_text
 from vaultmem.vault.notes import Note, read_note_text
 from vaultmem.vault.paths import resolve_in_vault
 from vaultmem.vault.scan import scan_vault
@@ -63,6 +65,7 @@ class MemoryStore:
         self._ledger = journal if journal is not None else ledger  # own use counts, durable
         self._lock = threading.RLock()
         self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
+        self._recording = threading.local()  # the events `recording` collects, per thread
 
     # finding ------------------------------------------------------------------------------
 
@@ -181,7 +184,55 @@ class MemoryStore:
         if PurePosixPath(path).parent == PurePosixPath(folder.strip("/")):
             return path
         with self._lock:
-            return move_note(self.root, path, folder)
+            moved = move_note(self.root, path, folder)
+        if moved is not None:
+            self._note_event({"move": path, "to": moved})
+        return moved
+
+    @contextmanager
+    def recording(self) -> Iterator[list[dict[str, str]]]:
+        """Collect what this thread's writes and moves do to notes while the block runs: a
+        write as `{"write": path, "before": text, "after": text}`, a move as `{"move": path,
+        "to": path}` (what `engine.undo` needs to put them back exactly)."""
+        events: list[dict[str, str]] = []
+        self._recording.events = events
+        try:
+            yield events
+        finally:
+            self._recording.events = None
+
+    def _note_event(self, event: dict[str, str]) -> None:
+        events = getattr(self._recording, "events", None)
+        if events is not None:
+            events.append(event)
+
+    def rewrite_text(self, ref: str, change: Callable[[MemoryNote], str]) -> MemoryNote:
+        """Replace a memory note's text with `change(memory)` (the memory read afresh, under
+        the store's lock), in one guarded write: ConcurrentEdit when the note changed since it
+        was read. `change` must keep the stm_* lines (an edit of the memory's own words);
+        the uses pending here stay pending and are spliced into the new text by the flush."""
+        with self._lock:
+            memory = self._parse(self.resolve(ref))
+            check_writable(memory)
+            new_text = change(memory)
+            if new_text == memory.text:
+                return self._overlaid(memory, self._pending(memory.state.id))
+            try:
+                note, text = write_memory_text(self.root, memory.path, new_text,
+                                               memory.note.file_hash)
+            finally:
+                self._cache.pop(memory.path, None)
+            written = MemoryNote(memory.path, note, self._state(note), text)
+            return self._overlaid(written, self._pending(written.state.id))
+
+    def rename_to(self, path: str, name: str) -> str | None:
+        """Give a memory's note another file name in its folder (under the store's lock, like
+        `move_into`); None when the name is taken or the note is gone."""
+        with self._lock:
+            renamed = rename_note(self.root, path, name)
+        if renamed is not None:
+            self._note_event({"move": path, "to": renamed})
+        return renamed
 
     def flush(self, on_written: Callable[[Note], None] | None = None) -> FlushReport:
         """Write every pending state into its note (guarded); failures stay pending.
@@ -225,6 +276,8 @@ class MemoryStore:
         """One guarded write; `settles`: the memory's pending uses are in the state written."""
         memory = change.memory
         written = self._edit(change)
+        if written is not None:
+            self._note_event({"write": memory.path, "before": memory.text, "after": written[1]})
         if settles and self.journal is not None and change.state.id == memory.state.id:
             self.journal.clear(memory.state.id)
         note, text = written if written is not None else (memory.note, memory.text)

@@ -105,8 +105,12 @@ def _save() -> ToolSpec:
         "conversation. Content that looks like a secret (passwords, API keys, tokens, private "
         "keys) or is too short is refused with the reason. If the same or a nearly identical "
         "memory already exists, that memory is reinforced instead of creating a duplicate "
-        "(created=false, reinforced={id, reason}). Answer: {created, reinforced, memory: {id, "
-        "path, title, uri, tags, type, strength, score, ...}}.",
+        "(created=false, reinforced={id, reason, counted}; a save within hours of the memory's "
+        "last use is not counted as a use). If a similar memory exists (a reworded save), "
+        "nothing is saved and the answer names it (created=false, similar={id, path, title, "
+        "similarity}, memory: that memory): touch or leave it, or save again with force=true "
+        "when the new text says something it does not. Answer: {created, reinforced, memory: "
+        "{id, path, title, uri, tags, type, strength, score, ...}}.",
         _schema(
             "save", ("content",),
             content="The memory itself, in plain Markdown: complete sentences that stand alone.",
@@ -118,6 +122,8 @@ def _save() -> ToolSpec:
                      "stressed as important.",
             pinned="true: never forget this memory (only when the user asks for that).",
             source="Where it came from, e.g. conversation, or a URL or document name.",
+            force="true: save even when a similar memory exists (only after checking that "
+                  "it says something the existing one does not).",
         ),
     )
 
@@ -318,8 +324,11 @@ ORDER = ("save_memory", "search_memory", "get_memory", "related_notes", "touch_m
          "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
          "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
          "stats")
-TOOLS: tuple[ToolSpec, ...] = tuple(sorted(
+# the tools of mcp/memory_tools.py (which builds on the names above) come last, in its order
+from vaultmem.mcp.memory_tools import memory_tools  # noqa: E402
+
+TOOLS: tuple[ToolSpec, ...] = (*sorted(
     (_save(), _search(), *_reading(), *_reinforcing(), *_lifecycle()),
     key=lambda tool: ORDER.index(tool.name),
-))
+), *memory_tools())
 TOOLS_BY_NAME: dict[str, ToolSpec] = {tool.name: tool for tool in TOOLS}

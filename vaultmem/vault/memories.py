@@ -170,6 +170,18 @@ def move_note(root: Path, path: str, folder: str) -> str | None:
     return f"{folder_rel}/{name}" if folder_rel else name
 
 
+def rename_note(root: Path, path: str, name: str) -> str | None:
+    """Give the note at `path` the file name `name` in its own folder; None (nothing done)
+    when that name is taken or no note is at `path` any more. Never overwrites."""
+    parent = PurePosixPath(path).parent
+    target = (parent / name).as_posix() if str(parent) != "." else name
+    try:
+        move_file(root / path, root / target)
+    except (FileExistsError, FileNotFoundError):
+        return None
+    return target
+
+
 def _note_name(path: str) -> str:
     name = PurePosixPath(path).name
     return name[:-3] if name.lower().endswith(".md") else name

@@ -1,0 +1,94 @@
+"""The Api's operations on single memories and whole operations: list, forget, edit, undo.
+
+A mixin of `vaultmem.api.ops.Api` (which validates every body before these run): each handler
+takes the checked body and `now`, like the Api's own `_op_*` methods. `recorded_handlers`
+wraps the Api's sweep, gc, promote and merge handlers so that what they apply is logged for
+`undo` (engine/undo.py).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from vaultmem.engine.engine import Engine
+from vaultmem.engine.lifecycle import Lifecycle
+from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
+from vaultmem.engine.operation_log import OperationLog
+from vaultmem.engine.undo import Undoer
+from vaultmem.errors import DaemonError
+
+JSON = dict[str, Any]
+
+OPERATIONS: tuple[str, ...] = ("list", "forget", "edit", "undo")
+Handler = Callable[[JSON, datetime], JSON]
+# the operations `undo` can take back: whether a body applies changes, what a result created
+_UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[JSON], list[str]]]] = {
+    "sweep": (lambda body: not body["dry_run"], lambda result: []),
+    "gc": (lambda body: bool(body["apply"]), lambda result: []),
+    "promote": (lambda body: not body["dry_run"], lambda result: []),
+    "merge_cluster": (lambda body: True, lambda result: [result["merged_into"]["id"]]),
+}
+
+
+class MemoryOps:
+    engine: Engine
+    lifecycle: Lifecycle
+    _writes: threading.RLock
+    operations: OperationLog | None
+
+    def _memory_type(self, given: str | None) -> str | None:
+        raise NotImplementedError  # the Api's own
+
+    @property
+    def _admin(self) -> MemoryAdmin:
+        return MemoryAdmin(self.lifecycle)
+
+    @property
+    def _undoer(self) -> Undoer:
+        if self.operations is None:
+            raise DaemonError("undo is not available here: no operation log was given")
+        return Undoer(self._admin, self.operations)
+
+    def recorded_handlers(self, handlers: dict[str, Handler]) -> dict[str, Handler]:
+        """`handlers` with sweep, gc, promote and merge_cluster recording what they apply."""
+        if self.operations is None:
+            return handlers
+        wrapped = dict(handlers)
+        for op, (applies, created) in _UNDOABLE.items():
+            wrapped[op] = self._recorded(op, handlers[op], applies, created)
+        return wrapped
+
+    def _recorded(self, op: str, handler: Handler, applies: Callable[[JSON], bool],
+                  created: Callable[[JSON], list[str]]) -> Handler:
+        def run(body: JSON, now: datetime) -> JSON:
+            if not applies(body):
+                return handler(body, now)
+            with self._writes:
+                return self._undoer.record(op, now, lambda: handler(body, now), created)
+        return run
+
+    def _op_undo(self, body: JSON, now: datetime) -> JSON:
+        if body["list"]:
+            return self._undoer.recent()
+        with self._writes:
+            return self._undoer.undo(body.get("operation"), now)
+
+    def _op_list(self, body: JSON, now: datetime) -> JSON:
+        filters = ListFilters(
+            statuses=tuple(body["status"]), tags_any=tuple(body.get("tags", ())),
+            type=self._memory_type(body.get("type")), decision=body.get("decision"),
+            pinned=body.get("pinned"),
+        )
+        return self._admin.list_memories(now, filters, sort=body["sort"], limit=body["limit"])
+
+    def _op_forget(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self._admin.forget(body["id"], now)
+
+    def _op_edit(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self._admin.edit(body["id"], now, content=body.get("content"),
+                                    title=body.get("title"), tags=body.get("tags"))

@@ -32,6 +32,8 @@ from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.supersede import Superseder
+from vaultmem.engine.updates import UpdateParams, Updates
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import make_embedder
@@ -94,6 +96,7 @@ class App:
     catalog: Catalog
     index: LazyIndex
     embedder: Embedder
+    updates: Updates  # saves that supersede a memory (explicit or detected), supersede links
     ledger: UsageJournal | None = None  # in-process: this device's use counts (core.sync)
 
     def api(
@@ -104,7 +107,7 @@ class App:
     ) -> Api:
         """The request layer over these parts; the daemon passes its own reindex and status."""
         return Api(engine=self.engine, lifecycle=self.lifecycle, consolidator=self.consolidator,
-                   reconciler=self.reconciler, restorer=self.restorer,
+                   reconciler=self.reconciler, restorer=self.restorer, updates=self.updates,
                    daemon_status=daemon_status, reindex=reindex, clock=clock,
                    progress=progress)
 
@@ -206,6 +209,11 @@ def engine_params(settings: Settings, vault_name: str) -> EngineParams:
     )
 
 
+def update_params(settings: Settings) -> UpdateParams:
+    return UpdateParams(update_cosine=settings.update_cosine,
+                        auto_supersede=settings.auto_supersede)
+
+
 def index_options(settings: Settings) -> IndexOptions:
     s = settings
     return IndexOptions(optimize_every=s.optimize_every_writes, index_cache_mb=s.index_cache_mb,
@@ -244,4 +252,5 @@ def build_app(
         consolidator=Consolidator(engine, lifecycle),
         reconciler=Reconciler(engine, lifecycle.move_to_archive), restorer=Restorer(lifecycle),
         catalog=catalog, index=index, embedder=embedder, ledger=ledger,
+        updates=Updates(lifecycle, Superseder(engine), update_params(settings)),
     )

@@ -37,8 +37,8 @@ RESTIC = {
 }
 TOOL_NAMES = ["save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
               "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
-              "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
-              "stats"]
+              "promote_memory", "restore_memory", "supersede_memory", "unsupersede_memory",
+              "reconcile", "list_clusters", "merge_cluster", "stats"]
 READ_ONLY = {"search_memory", "get_memory", "related_notes", "review_queue", "list_clusters",
              "stats"}
 VALID_ARGS: dict[str, dict[str, Any]] = {
@@ -50,6 +50,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "promote_memory": {}, "list_clusters": {}, "merge_cluster": {"cluster_id": "c-0"},
     "stats": {}, "pin_memory": {"id": SESSIONS_ID, "pinned": True},
     "restore_memory": {"id": SESSIONS_ID}, "reconcile": {},
+    "supersede_memory": {"id": SESSIONS_ID, "by": CADDY}, "unsupersede_memory": {"id": CADDY},
 }
 
 

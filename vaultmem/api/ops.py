@@ -22,6 +22,7 @@ from vaultmem.engine.indexer import Progress
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.updates import Updates
 from vaultmem.errors import DaemonError, InvalidInput
 
 JSON = dict[str, Any]
@@ -41,6 +42,7 @@ class Api:
         "sweep", "gc", "promote", "clusters", "merge_cluster", "reindex", "feedback", "pin",
         "reconcile",
         "restore",
+        "supersede", "unsupersede",
     )
 
     def __init__(
@@ -50,6 +52,7 @@ class Api:
         lifecycle: Lifecycle,
         reconciler: Reconciler,
         restorer: Restorer,
+        updates: Updates,
         consolidator: Consolidator | None = None,
         daemon_status: Callable[[], dict[str, Any]] | None = None,
         reindex: Callable[[bool], dict[str, Any]] | None = None,
@@ -69,6 +72,7 @@ class Api:
         self.clock = clock
         self.reconciler = reconciler
         self.restorer = restorer
+        self.updates = updates
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
         self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = {
@@ -129,10 +133,10 @@ class Api:
 
     def _op_save(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
-            return self.lifecycle.save(
+            return self.updates.save(
                 body["content"], now, title=body.get("title"), tags=body.get("tags", ()),
                 type=body.get("type"), strength=body["strength"], pinned=body["pinned"],
-                source=body.get("source"),
+                source=body.get("source"), supersedes=body.get("supersedes"),
             )
 
     def _op_touch(self, body: JSON, now: datetime) -> JSON:
@@ -169,6 +173,14 @@ class Api:
     def _op_restore(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
             return self.restorer.restore(body["id"], now)
+
+    def _op_supersede(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self.updates.superseder.supersede(body["id"], body["by"], now)
+
+    def _op_unsupersede(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self.updates.superseder.unsupersede(body["id"], now)
 
     def _op_clusters(self, body: JSON, now: datetime) -> JSON:
         return self._consolidator().list_clusters(now)

@@ -15,6 +15,7 @@ from vaultmem import __version__
 from vaultmem.cli.context import Context, common
 from vaultmem.cli.memory import COMMANDS
 from vaultmem.cli.service import service
+from vaultmem.cli.updates import COMMANDS as UPDATE_COMMANDS
 from vaultmem.config import write_config
 from vaultmem.errors import InvalidInput, VaultmemError
 
@@ -118,8 +119,11 @@ def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...
 @click.option("--strength", type=float, default=1.0, show_default=True)
 @click.option("--pin", is_flag=True, help="Never forget this memory.")
 @click.option("--source", help="Where it came from (e.g. conversation).")
+@click.option("--supersedes", metavar="ID|PATH",
+              help="The memory this one replaces (it is kept, marked stale, and fades).")
 def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
-         memory_type: str | None, strength: float, pin: bool, source: str | None) -> None:
+         memory_type: str | None, strength: float, pin: bool, source: str | None,
+         supersedes: str | None) -> None:
     """Save a memory (TEXT, or standard input when TEXT is -)."""
     from vaultmem.cli.output import show_saved
 
@@ -129,7 +133,8 @@ def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
         text = sys.stdin.read()
     body: dict[str, Any] = {"content": text, "strength": strength, "pinned": pin,
                             "tags": [t.strip() for t in (tags or "").split(",") if t.strip()]}
-    optional = {"title": title, "type": memory_type, "source": source}
+    optional = {"title": title, "type": memory_type, "source": source,
+                "supersedes": supersedes}
     body.update({k: v for k, v in optional.items() if v is not None})
     ctx.emit(ctx.call("save", body), show_saved)
 
@@ -296,7 +301,7 @@ def token(ctx: Context) -> None:
 
 
 cli.add_command(service)
-for _command in COMMANDS:
+for _command in COMMANDS + UPDATE_COMMANDS:
     cli.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

@@ -70,6 +70,10 @@ def show_memory(d: dict[str, Any]) -> None:
     _echo(f"  used {d['use_count']}×, last {d['last_used']}, created {d['created']}")
     _echo(f"  strength {d['strength']:.2f}  score {d['score']:.4f}  "
           f"review priority {d['review_priority']:.2f}")
+    if d.get("superseded_by"):
+        _echo(f"  superseded by {d['superseded_by']}")
+    if d.get("supersedes"):
+        _echo(f"  supersedes {d['supersedes']}")
     _echo(f"  decision: {d['decision']} — {d['reason']}")
 
 
@@ -80,6 +84,14 @@ def show_saved(d: dict[str, Any]) -> None:
     else:
         _echo(f"not saved: {d['reinforced']['reason']}; reinforced {memory['path']} "
               f"(now used {memory['use_count']}×)")
+    if d.get("superseded"):
+        _echo(f"  supersedes {d['superseded']['path']} (id {d['superseded']['id']}): "
+              "it is kept, marked stale, and fades")
+    update = d.get("possible_update_of")
+    if update:
+        _echo(f"  possible update of {update['path']} (id {update['id']}): {update['reason']}")
+        if not update.get("applied"):
+            _echo(f"  to confirm: vaultmem supersede {update['id']} --by {memory['id']}")
 
 
 def show_observed(d: dict[str, Any]) -> None:

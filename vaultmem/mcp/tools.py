@@ -105,8 +105,12 @@ def _save() -> ToolSpec:
         "conversation. Content that looks like a secret (passwords, API keys, tokens, private "
         "keys) or is too short is refused with the reason. If the same or a nearly identical "
         "memory already exists, that memory is reinforced instead of creating a duplicate "
-        "(created=false, reinforced={id, reason}). Answer: {created, reinforced, memory: {id, "
-        "path, title, uri, tags, type, strength, score, ...}}.",
+        "(created=false, reinforced={id, reason}). When the new memory updates an older one "
+        "(a changed port, version, date or name), pass that memory's id as supersedes: the old "
+        "one is kept but marked stale and fades. A save close to an existing memory that "
+        "changes a value answers possible_update_of={id, title, path, reason}: ask the user, "
+        "then call supersede_memory to confirm. Answer: {created, reinforced, superseded, "
+        "possible_update_of, memory: {id, path, title, uri, tags, type, strength, score, ...}}.",
         _schema(
             "save", ("content",),
             content="The memory itself, in plain Markdown: complete sentences that stand alone.",
@@ -118,6 +122,8 @@ def _save() -> ToolSpec:
                      "stressed as important.",
             pinned="true: never forget this memory (only when the user asks for that).",
             source="Where it came from, e.g. conversation, or a URL or document name.",
+            supersedes="The id of the memory this one replaces (an outdated fact); omit "
+                       "otherwise.",
         ),
     )
 
@@ -294,6 +300,22 @@ def _lifecycle() -> list[ToolSpec]:
             _schema("restore", ("id",), id=REF),
         ),
         ToolSpec(
+            "supersede_memory", "Mark a memory as replaced by a newer one", "supersede",
+            "When a newer memory replaces an outdated one (the user confirmed a "
+            "possible_update_of, or says a fact changed): the old memory (id) keeps its note and "
+            "history, gains superseded_by, ranks below its successor in search, is never "
+            "promoted and fades; the newer one (by) gains supersedes. Answer: {superseded: "
+            "<the old memory>, by: <the new one>}.",
+            _schema("supersede", ("id", "by"), id=f"The outdated memory. {REF}",
+                    by=f"The memory that replaces it. {REF}"),
+        ),
+        ToolSpec(
+            "unsupersede_memory", "Undo a supersede", "unsupersede",
+            "Undo supersede_memory: the stale memory is current again (id: the stale memory, "
+            "or its successor). Answer: {unsuperseded: <the memory current again>, successor}.",
+            _schema("unsupersede", ("id",), id=REF),
+        ),
+        ToolSpec(
             "pin_memory", "Pin or unpin a memory", "pin",
             "Pin a memory so it is never forgotten, archived or merged away (pinned=true), or "
             "unpin it so it may fade again (pinned=false). Only when the user asks for it. "
@@ -316,7 +338,8 @@ def _lifecycle() -> list[ToolSpec]:
 
 ORDER = ("save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
          "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
-         "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
+         "promote_memory", "restore_memory", "supersede_memory", "unsupersede_memory",
+         "reconcile", "list_clusters", "merge_cluster",
          "stats")
 TOOLS: tuple[ToolSpec, ...] = tuple(sorted(
     (_save(), _search(), *_reading(), *_reinforcing(), *_lifecycle()),

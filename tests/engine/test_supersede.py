@@ -142,3 +142,26 @@ def test_refusals_keep_links_consistent(app: App) -> None:
     assert chained["superseded"]["supersedes"] == a["id"]
     assert chained["by"]["supersedes"] == b["id"]
 
+
+def test_search_ranks_the_successor_first_and_marks_the_stale_memory(app: App) -> None:
+    old = api(app).call("save", {"content": OLD, "tags": ["homelab"]})["memory"]
+    for hours in (1, 2, 3):  # the stale fact kept being used: it would rank first
+        api(app, NOW + timedelta(hours=hours)).call("touch", {"id": old["id"]})
+    query = {"query": "which port is the NAS admin page on", "top_k": 10}
+    before = api(app, NOW + timedelta(hours=4)).call("search", query)["results"]
+    new = api(app).call("save", {"content": NEW, "tags": ["homelab"]})["memory"]
+    plain = api(app, NOW + timedelta(hours=4)).call("search", query)["results"]
+    ids = [hit["id"] for hit in plain]
+    assert ids.index(old["id"]) < ids.index(new["id"])  # not linked yet: the stale one first
+    assert all(hit["superseded_by"] is None for hit in before + plain)
+    api(app).call("supersede", {"id": old["id"], "by": new["id"]})
+    results = api(app, NOW + timedelta(hours=4)).call("search", query)["results"]
+    ids = [hit["id"] for hit in results]
+    assert ids.index(new["id"]) < ids.index(old["id"])
+    stale = results[ids.index(old["id"])]
+    assert stale["superseded_by"] == {
+        "id": new["id"], "path": new["path"], "title": new["title"], "uri": new["uri"]}
+    assert all(hit["superseded_by"] is None for hit in results if hit["id"] != old["id"])
+    # the order of everything else is what it was
+    others = [i for i in ids if i not in (old["id"], new["id"])]
+    assert others == [i for i in (h["id"] for h in plain) if i not in (old["id"], new["id"])]

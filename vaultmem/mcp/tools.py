@@ -139,7 +139,9 @@ def _search() -> ToolSpec:
         "relevance (0-1, the same scale for every query: 0.5 and above is a real match), matched "
         "(relevance >= 0.5), score (memory score, null for regular notes), final (the ranking key) "
         "and review (true: a fading memory blended in for spaced repetition; mention it if it "
-        "helps and report it with observe_memory_usage). Searching does not count as a use.",
+        "helps and report it with observe_memory_usage). A memory replaced by a newer one "
+        "carries superseded_by {id, title, path, uri} (null otherwise) and ranks below its "
+        "successor: answer from the successor. Searching does not count as a use.",
         _schema(
             "search", ("query",),
             query="What to look for: a question or keywords, in the user's words.",

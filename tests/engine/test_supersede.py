@@ -165,3 +165,47 @@ def test_search_ranks_the_successor_first_and_marks_the_stale_memory(app: App) -
     # the order of everything else is what it was
     others = [i for i in ids if i not in (old["id"], new["id"])]
     assert others == [i for i in (h["id"] for h in plain) if i not in (old["id"], new["id"])]
+
+
+def detecting_app(tmp_path: Path, **overrides: object) -> App:
+    vault = tmp_path / "vault"
+    (vault / "memories").mkdir(parents=True)
+    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
+        "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake",
+        "update_cosine": 0.3, **overrides})
+    app = build_app(settings)
+    app.engine.reindex()
+    return app
+
+
+def test_a_detected_update_is_proposed_not_applied(tmp_path: Path) -> None:
+    app = detecting_app(tmp_path)
+    try:
+        old = api(app).call("save", {"content": OLD, "tags": ["homelab"]})["memory"]
+        api(app).call("save", {"content": "The NAS admin page is on port 5000 says the "
+                               "manual.", "tags": ["work"]})  # another scope
+        again = api(app).call("save", {"content": "Port 5000 is where the NAS admin page is.",
+                                       "tags": ["homelab"]})
+        assert again["possible_update_of"] is None  # same values, no cue: a restatement
+        saved = api(app).call("save", {"content": NEW, "tags": ["homelab"]})
+        update = saved["possible_update_of"]
+        assert update["id"] in (old["id"], again["memory"]["id"])  # never the other scope
+        assert update["applied"] is False
+        assert "5000 → 5001" in update["reason"] and update["cosine"] >= 0.3
+        assert saved["superseded"] is None and saved["memory"]["supersedes"] is None
+        assert api(app).call("get", {"id": update["id"]})["superseded_by"] is None
+    finally:
+        app.close()
+
+
+def test_auto_supersede_applies_a_detected_update(tmp_path: Path) -> None:
+    app = detecting_app(tmp_path, auto_supersede=True)
+    try:
+        old = api(app).call("save", {"content": OLD})["memory"]
+        saved = api(app).call("save", {"content": NEW})
+        assert saved["possible_update_of"]["applied"] is True
+        assert saved["superseded"]["id"] == old["id"]
+        assert saved["memory"]["supersedes"] == old["id"]
+        assert api(app).call("get", {"id": old["id"]})["superseded_by"] == saved["memory"]["id"]
+    finally:
+        app.close()

@@ -61,6 +61,10 @@ def show_search(d: dict[str, Any]) -> None:
               f"final {hit['final']:.3f}{review}")
         if hit["snippet"]:
             _echo(f"   {hit['snippet']}")
+        successor = hit.get("superseded_by")
+        if successor:
+            where = successor["path"] or "a note no longer in the vault"
+            _echo(f"   superseded by {successor['title'] or successor['id']} ({where})")
 
 
 def show_memory(d: dict[str, Any]) -> None:

@@ -10,12 +10,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import PurePosixPath
 
-from vaultmem.engine.lifecycle import Lifecycle, _content_of, normalise_text
+from vaultmem.core.intake import normalise_tags
+from vaultmem.core.memory import ARCHIVED
+from vaultmem.core.updates import best_update, same_scope
+from vaultmem.engine.lifecycle import (
+    NEAR_SHORTLIST,
+    NEAR_SHORTLIST_MARGIN,
+    Lifecycle,
+    _content_of,
+    normalise_text,
+)
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import Superseder
 from vaultmem.errors import InvalidInput
+
+# the note vectors' shortlist, as for near duplicates (a note vector also carries the title)
+SHORTLIST = NEAR_SHORTLIST
+SHORTLIST_MARGIN = NEAR_SHORTLIST_MARGIN
 
 
 @dataclass(frozen=True)
@@ -44,10 +58,54 @@ class Updates:
         answer["possible_update_of"] = None
         saved_id = answer["memory"]["id"]
         if old is not None and saved_id != old.state.id:
-            linked = self.superseder.supersede(old.path, saved_id, now)
-            answer["superseded"] = _brief(linked["superseded"])
-            answer["memory"] = linked["by"]
+            self._link(answer, old.path, now)
+        elif old is None and answer["created"]:
+            found = self.detect(content, tags, answer["memory"]["path"])
+            if found is not None:
+                update = {**_brief(self.engine.view(found[0], now)), "reason": found[1],
+                          "cosine": round(found[2], 4), "applied": False}
+                answer["possible_update_of"] = update
+                if self.params.auto_supersede:
+                    self._link(answer, found[0].path, now)
+                    update["applied"] = True
         return answer
+
+    def detect(self, content: str, tags: Sequence[str], saved_path: str
+               ) -> tuple[MemoryNote, str, float] | None:
+        """The live memory `content` most likely updates (core.updates), with the reason and
+        the cosine of the two texts; None when none does. Like the near-duplicate check, the
+        index's note vectors pick a shortlist whose own texts are then embedded."""
+        threshold = self.params.update_cosine
+        folder = self.engine.params.memory_folder
+        scoped = {m.path: m for m in self.engine.memories.iter_memories()
+                  if m.path != saved_path and m.state.status != ARCHIVED
+                  and m.state.superseded_by is None
+                  and same_scope(m.state.tags, normalise_tags(tags),
+                                 str(PurePosixPath(m.path).parent), folder)}
+        if not scoped:
+            return None
+        query = self.engine.embedder.embed_query(content)
+        ranked = sorted(((float(vector @ query), path)
+                         for path, vector in self.engine.note_vectors(scoped).items()),
+                        reverse=True)
+        shortlist = [scoped[path] for cosine, path in ranked[:SHORTLIST]
+                     if cosine >= threshold - SHORTLIST_MARGIN]
+        if not shortlist:
+            return None
+        texts = [_content_of(m) for m in shortlist]
+        cosines = self.engine.embedder.embed(texts) @ query
+        found = best_update([(m.path, text, float(c))
+                             for m, text, c in zip(shortlist, texts, cosines, strict=True)],
+                            content, threshold)
+        if found is None:
+            return None
+        path, reason, cosine = found
+        return scoped[path], reason, cosine
+
+    def _link(self, answer: JSON, old_path: str, now: datetime) -> None:
+        linked = self.superseder.supersede(old_path, answer["memory"]["id"], now)
+        answer["superseded"] = _brief(linked["superseded"])
+        answer["memory"] = linked["by"]
 
     def _replaceable(self, ref: str, content: str) -> MemoryNote:
         """The memory a save names in `supersedes`, checked before anything is written."""

@@ -209,3 +209,19 @@ def test_auto_supersede_applies_a_detected_update(tmp_path: Path) -> None:
         assert api(app).call("get", {"id": old["id"]})["superseded_by"] == saved["memory"]["id"]
     finally:
         app.close()
+
+
+def test_review_lists_a_proposed_update_until_it_is_applied(tmp_path: Path) -> None:
+    app = detecting_app(tmp_path)
+    try:
+        old = api(app).call("save", {"content": OLD, "tags": ["homelab"]})["memory"]
+        new = api(app).call("save", {"content": NEW, "tags": ["homelab"]})["memory"]
+        api(app).call("save", {"content": "Sam prefers restic over borg for backups.",
+                               "tags": ["homelab"]})
+        updates = api(app).call("review", {})["updates"]
+        assert [(u["id"], u["by"]["id"]) for u in updates] == [(old["id"], new["id"])]
+        assert "5000 → 5001" in updates[0]["reason"]
+        api(app).call("supersede", {"id": updates[0]["id"], "by": updates[0]["by"]["id"]})
+        assert api(app).call("review", {})["updates"] == []
+    finally:
+        app.close()

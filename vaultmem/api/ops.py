@@ -152,7 +152,9 @@ class Api:
         return self.engine.observe(body["ids"], body["context_tags"], now)
 
     def _op_review(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.review(now, limit=body["limit"])
+        data = self.engine.review(now, limit=body["limit"])
+        data["updates"] = self.updates.proposals(now, limit=body["limit"])
+        return data
 
     def _op_sweep(self, body: JSON, now: datetime) -> JSON:
         with self._writes:

@@ -158,7 +158,10 @@ RESPONSES: dict[str, Schema] = {
                           "successor": {"type": ["object", "null"]}}),
     "touch": MEMORY,
     "observe": shape({"observed": {"type": "array", "items": MEMORY}}),
-    "review": shape({"items": {"type": "array", "items": MEMORY}, "total": INT}),
+    "review": shape({"items": {"type": "array", "items": MEMORY}, "total": INT,
+                     "updates": {"type": "array", "items": shape({
+                         "id": STR, "path": STR, "title": STR, "uri": STR, "reason": STR,
+                         "cosine": NUM, "by": OBJ})}}),
     "sweep": shape({"dry_run": BOOL, "archive": ITEMS, "promote": ITEMS, "keep": INT,
                     "archived": MOVES, "promoted": MOVES, "finished_moves": MOVES}),
     "gc": shape({"dry_run": BOOL, "archive": ITEMS, "archived": MOVES, "kept": INT}),

@@ -30,6 +30,7 @@ from vaultmem.errors import InvalidInput
 # the note vectors' shortlist, as for near duplicates (a note vector also carries the title)
 SHORTLIST = NEAR_SHORTLIST
 SHORTLIST_MARGIN = NEAR_SHORTLIST_MARGIN
+MAX_REVIEW_PAIRS = 200  # close pairs whose texts review re-checks (each is two model calls)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,37 @@ class Updates:
             return None
         path, reason, cosine = found
         return scoped[path], reason, cosine
+
+    def proposals(self, now: datetime, *, limit: int = 20) -> list[JSON]:
+        """Updates among live memories not linked yet, for review: each pair whose note vectors
+        are close, in one scope, where the newer (by creation) changes a value of the older;
+        closest first. Nothing is written."""
+        threshold, folder = self.params.update_cosine, self.engine.params.memory_folder
+        live = {m.path: m for m in self.engine.memories.iter_memories()
+                if m.state.status != ARCHIVED and m.state.superseded_by is None}
+        vectors = self.engine.note_vectors(live)
+        paths = sorted(vectors)
+        pairs = []
+        for i, a in enumerate(paths):
+            for b in paths[i + 1:]:
+                older, newer = sorted((live[a], live[b]), key=lambda m: (m.state.created, m.path))
+                if (newer.state.supersedes is None
+                        and float(vectors[a] @ vectors[b]) >= threshold - SHORTLIST_MARGIN
+                        and same_scope(older.state.tags, newer.state.tags,
+                                       str(PurePosixPath(older.path).parent), folder)):
+                    pairs.append((older, newer))
+        found = []
+        for older, newer in pairs[:MAX_REVIEW_PAIRS]:
+            old_text, new_text = _content_of(older), _content_of(newer)
+            cosine = float(self.engine.embedder.embed([old_text])[0]
+                           @ self.engine.embedder.embed_query(new_text))
+            hit = best_update([(older.path, old_text, cosine)], new_text, threshold)
+            if hit is not None:
+                found.append({**_brief(self.engine.view(older, now)), "reason": hit[1],
+                              "cosine": round(cosine, 4),
+                              "by": _brief(self.engine.view(newer, now))})
+        found.sort(key=lambda item: (-item["cosine"], item["path"]))
+        return found[:limit]
 
     def _link(self, answer: JSON, old_path: str, now: datetime) -> None:
         linked = self.superseder.supersede(old_path, answer["memory"]["id"], now)

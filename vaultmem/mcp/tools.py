@@ -188,7 +188,9 @@ def _reading() -> list[ToolSpec]:
             "Memories in the danger zone - fading but not yet forgotten - highest review "
             "priority first. Use it when the user asks what they may be forgetting, or at a "
             "natural pause: bring up the ones that still matter and report them with "
-            "observe_memory_usage (or feedback). Answer: {items: [memories], total}.",
+            "observe_memory_usage (or feedback). updates lists proposed updates: a newer "
+            "memory that may replace an older one ({id, title, path, reason, cosine, by}); ask "
+            "the user, then supersede_memory. Answer: {items: [memories], total, updates}.",
             _schema("review", (), limit="How many items at most (1-1000, default 20)."),
             read_only=True,
         ),

@@ -225,3 +225,31 @@ def test_review_lists_a_proposed_update_until_it_is_applied(tmp_path: Path) -> N
         assert api(app).call("review", {})["updates"] == []
     finally:
         app.close()
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+def test_the_nas_port_update_with_the_real_model(tmp_path: Path) -> None:
+    """The reported case, with the real model and the default threshold: the update is
+    proposed, and once confirmed the successor ranks first although the stale fact was used
+    more and scores higher."""
+    vault = tmp_path / "vault"
+    (vault / "memories").mkdir(parents=True)
+    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
+        "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "default"})
+    app = build_app(settings)
+    try:
+        old = api(app).call("save", {"content": OLD, "tags": ["homelab"]})["memory"]
+        saved = api(app).call("save", {"content": NEW, "tags": ["homelab"]})
+        assert saved["possible_update_of"]["id"] == old["id"]
+        for minutes in (10, 20, 30):
+            api(app, NOW + timedelta(minutes=minutes)).call("touch", {"id": old["id"]})
+        later = api(app, NOW + timedelta(hours=1))
+        later.call("supersede", {"id": old["id"], "by": saved["memory"]["id"]})
+        results = later.call("search", {"query": "which port is the NAS admin page on"})["results"]
+        assert [r["id"] for r in results[:2]] == [saved["memory"]["id"], old["id"]]
+        assert results[1]["superseded_by"]["id"] == saved["memory"]["id"]
+        assert results[1]["score"] > results[0]["score"]  # the stale one was used more
+        assert later.call("promote", {"dry_run": True})["promote"] == []
+    finally:
+        app.close()

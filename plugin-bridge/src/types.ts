@@ -26,6 +26,8 @@ export interface Memory {
   superseded_by?: string | null;
   /** The id of the memory this one replaces. */
   supersedes?: string | null;
+  /** A detected update not confirmed yet: the id of the memory this one may replace. */
+  possible_update_of?: string | null;
   score: number;
   decision: Decision;
   reason: string;
@@ -65,7 +67,6 @@ export interface ProposedUpdate extends Successor {
   path: string;
   title: string;
   reason: string;
-  cosine: number;
   by: Successor;
 }
 

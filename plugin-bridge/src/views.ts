@@ -75,7 +75,7 @@ export function updateEntry(update: ProposedUpdate): Entry {
   return {
     path: update.by.path ?? update.path,
     title: `${update.by.title ?? update.by.id} may replace ${update.title}`,
-    meta: `possible update: ${update.reason} · cosine ${update.cosine.toFixed(2)}`,
+    meta: `possible update: ${update.reason}`,
   };
 }
 

@@ -582,7 +582,7 @@ describe("review queue view", () => {
 
   it("lists proposed updates; a click opens the newer memory", async () => {
     const update = { id: "old1", path: "memories/port-5000.md", title: "NAS on port 5000", uri: "obsidian://a",
-      reason: "a value changed: 5000 → 5001", cosine: 0.7912,
+      reason: "a value changed: 5000 → 5001",
       by: { id: "new1", path: "memories/port-5001.md", title: "NAS moved to port 5001", uri: "obsidian://b" } };
     const daemon = new FakeDaemon().on("GET", "/v1/review", ok({ items: [], total: 0, updates: [update] }));
     const { app, host } = setup(daemon);
@@ -593,7 +593,7 @@ describe("review queue view", () => {
     expect(content.findAll("vaultmem-heading").map((h) => h.textContent)).toEqual(["Memories to review", "Possible updates"]);
     const [item] = content.findAll("vaultmem-item");
     expect(item!.find("vaultmem-item-title")!.textContent).toBe("NAS moved to port 5001 may replace NAS on port 5000");
-    expect(item!.find("vaultmem-item-meta")!.textContent).toBe("possible update: a value changed: 5000 → 5001 · cosine 0.79");
+    expect(item!.find("vaultmem-item-meta")!.textContent).toBe("possible update: a value changed: 5000 → 5001");
     item!.click();
     await settle();
     expect(app.workspace.getActiveFile()?.path).toBe("memories/port-5001.md");

@@ -221,8 +221,29 @@ def test_review_lists_a_proposed_update_until_it_is_applied(tmp_path: Path) -> N
         updates = api(app).call("review", {})["updates"]
         assert [(u["id"], u["by"]["id"]) for u in updates] == [(old["id"], new["id"])]
         assert "5000 → 5001" in updates[0]["reason"]
+        text = (app.root / new["path"]).read_text(encoding="utf-8")
+        assert f"stm_possible_update_of: {old['id']}" in text  # kept in the note until settled
         api(app).call("supersede", {"id": updates[0]["id"], "by": updates[0]["by"]["id"]})
         assert api(app).call("review", {})["updates"] == []
+        assert "stm_possible_update_of" not in (app.root / new["path"]).read_text("utf-8")
+    finally:
+        app.close()
+
+
+def test_a_proposed_update_is_dismissed_with_unsupersede(tmp_path: Path) -> None:
+    app = detecting_app(tmp_path)
+    try:
+        api(app).call("save", {"content": OLD})
+        new = api(app).call("save", {"content": NEW})["memory"]
+        assert new["possible_update_of"] is not None
+        before = (app.root / new["path"]).read_text(encoding="utf-8")
+        undone = api(app).call("unsupersede", {"id": new["id"]})
+        assert undone["dismissed"]["possible_update_of"] is None
+        assert api(app).call("review", {})["updates"] == []
+        after = (app.root / new["path"]).read_text(encoding="utf-8")
+        assert non_stm(after) == non_stm(before)
+        with pytest.raises(InvalidInput, match="nothing to undo"):
+            api(app).call("unsupersede", {"id": new["id"]})
     finally:
         app.close()
 

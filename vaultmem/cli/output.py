@@ -107,8 +107,9 @@ def show_observed(d: dict[str, Any]) -> None:
 def show_review(d: dict[str, Any]) -> None:
     for update in d.get("updates", []):
         _echo(f"possible update: {update['by']['path']} may replace {update['path']} "
-              f"({update['reason']}; cosine {update['cosine']:.2f})")
-        _echo(f"  to confirm: vaultmem supersede {update['id']} --by {update['by']['id']}")
+              f"({update['reason']})")
+        _echo(f"  to confirm: vaultmem supersede {update['id']} --by {update['by']['id']}; "
+              f"to dismiss: vaultmem unsupersede {update['by']['id']}")
     if not d["items"]:
         _echo("nothing to review: no memory is in the danger zone")
         return

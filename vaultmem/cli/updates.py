@@ -22,6 +22,8 @@ def show_superseded(d: dict[str, Any]) -> None:
 
 def show_unsuperseded(d: dict[str, Any]) -> None:
     stale, successor = d["unsuperseded"], d["successor"]
+    if d.get("dismissed"):
+        click.echo(f"dismissed the proposed update: {d['dismissed']['path']} replaces nothing")
     if stale is not None:
         click.echo(f"{stale['path']} (id {stale['id']}) is current again")
     if successor is not None:

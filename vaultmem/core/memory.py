@@ -25,6 +25,7 @@ STM_KEYS: tuple[str, ...] = (
     "stm_uses_by",
     "stm_superseded_by",
     "stm_supersedes",
+    "stm_possible_update_of",
 )
 
 ACTIVE = "active"
@@ -66,6 +67,8 @@ class MemoryState:
     # a newer memory replaces this one (its id) / the memory this one replaces (its id)
     superseded_by: str | None = None
     supersedes: str | None = None
+    # a detected update not confirmed yet: the id of the memory this one may replace
+    possible_update_of: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -74,7 +77,7 @@ class MemoryState:
             value = getattr(self, name)
             if value is not None and value.utcoffset() is None:
                 raise ValueError(f"{name} must be a timezone-aware datetime, got {value!r}")
-        if self.id in (self.superseded_by, self.supersedes):
+        if self.id in (self.superseded_by, self.supersedes, self.possible_update_of):
             raise ValueError("a memory cannot supersede itself")
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {self.status!r}")
@@ -151,6 +154,7 @@ def state_from_fields(fields: Mapping[str, object], tags: Sequence[str] = ()) ->
         uses_by=parse_uses_by(_optional_str(fields, "stm_uses_by")),
         superseded_by=_optional_str(fields, "stm_superseded_by") or None,
         supersedes=_optional_str(fields, "stm_supersedes") or None,
+        possible_update_of=_optional_str(fields, "stm_possible_update_of") or None,
     )
 
 
@@ -173,6 +177,7 @@ def state_to_fields(state: MemoryState) -> dict[str, str | int | float | bool]:
         "stm_uses_by": format_uses_by(state.uses_by) or None,
         "stm_superseded_by": state.superseded_by,
         "stm_supersedes": state.supersedes,
+        "stm_possible_update_of": state.possible_update_of,
     }
     return {key: value for key in STM_KEYS if (value := values[key]) is not None}
 

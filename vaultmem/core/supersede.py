@@ -44,7 +44,13 @@ def check_supersede(old: MemoryState, new: MemoryState) -> None:
 def supersede(old: MemoryState, new: MemoryState) -> tuple[MemoryState, MemoryState]:
     """The two states linked (checked first)."""
     check_supersede(old, new)
-    return replace(old, superseded_by=new.id), replace(new, supersedes=old.id)
+    return (replace(old, superseded_by=new.id),
+            replace(new, supersedes=old.id, possible_update_of=None))  # confirmed: no longer
+
+
+def dismissed(state: MemoryState) -> MemoryState:
+    """`state` without its proposed update (the user said it is not one)."""
+    return replace(state, possible_update_of=None)
 
 
 def released(stale: MemoryState) -> MemoryState:

@@ -159,6 +159,7 @@ def merge_copies(a: MemoryState, b: MemoryState) -> MemoryState:
     merged_into = sorted(s.merged_into for s in (a, b) if s.merged_into)
     superseded_by = sorted(s.superseded_by for s in (a, b) if s.superseded_by)
     supersedes = sorted(s.supersedes for s in (a, b) if s.supersedes)
+    proposed = sorted(s.possible_update_of for s in (a, b) if s.possible_update_of)
     return MemoryState(
         id=a.id,
         created=min(a.created, b.created),
@@ -177,6 +178,7 @@ def merge_copies(a: MemoryState, b: MemoryState) -> MemoryState:
         uses_by=uses_by,
         superseded_by=superseded_by[0] if superseded_by else None,
         supersedes=supersedes[0] if supersedes else None,
+        possible_update_of=proposed[0] if proposed and not supersedes else None,
     )
 
 
@@ -196,6 +198,7 @@ def rebase(mine: MemoryState, theirs: MemoryState) -> MemoryState:
         review_count=max(mine.review_count, theirs.review_count),
         cross_domain_count=max(mine.cross_domain_count, theirs.cross_domain_count),
         superseded_by=theirs.superseded_by, supersedes=theirs.supersedes,
+        possible_update_of=theirs.possible_update_of,
     )
 
 

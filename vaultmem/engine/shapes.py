@@ -66,6 +66,7 @@ def memory_json(
         "merged_into": state.merged_into,
         "superseded_by": state.superseded_by,
         "supersedes": state.supersedes,
+        "possible_update_of": state.possible_update_of,
         "score": round(score, 6),
         "decision": decision.action,
         "reason": decision.reason,

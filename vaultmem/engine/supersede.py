@@ -12,6 +12,7 @@ from datetime import datetime
 
 from vaultmem.core.supersede import (
     SupersedeRefused,
+    dismissed,
     forget_predecessor,
     released,
     supersede,
@@ -70,9 +71,11 @@ class Superseder:
             successor_id = memory.state.id
             if not stale_path:  # the stale note is gone: only the successor's link is left
                 return self._drop_predecessor(memory.path, now)
+        elif memory.state.possible_update_of is not None:
+            return self._dismiss(memory.path, now)
         else:
-            raise InvalidInput(f"{memory.path} is not superseded and supersedes nothing: "
-                               "there is nothing to undo")
+            raise InvalidInput(f"{memory.path} is not superseded, supersedes nothing and has "
+                               "no proposed update: there is nothing to undo")
         successor_path = find_path(self.store, successor_id)
         paths = [stale_path] + ([successor_path] if successor_path else [])
 
@@ -90,6 +93,16 @@ class Superseder:
         self.engine.sync_paths(paths)
         return {"unsuperseded": self.engine.view(written[0], now),
                 "successor": self.engine.view(written[1], now) if len(written) > 1 else None}
+
+    def _dismiss(self, path: str, now: datetime) -> JSON:
+        """The proposed update of the memory at `path` is not one: dropped."""
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            return [Rewrite(m, dismissed(m.state)) for m in current if m.path == path]
+
+        [written] = self.store.rewrite([path], plan, strict=True)
+        self.engine.sync_paths([path])
+        return {"unsuperseded": None, "successor": None,
+                "dismissed": self.engine.view(written, now)}
 
     def _drop_predecessor(self, path: str, now: datetime) -> JSON:
         def plan(current: list[MemoryNote]) -> list[Rewrite]:

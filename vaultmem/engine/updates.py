@@ -8,13 +8,13 @@ gate, then the two are linked by the `Superseder`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePosixPath
 
 from vaultmem.core.intake import normalise_tags
 from vaultmem.core.memory import ARCHIVED
-from vaultmem.core.updates import best_update, same_scope
+from vaultmem.core.updates import best_update, same_scope, value_change
 from vaultmem.engine.lifecycle import (
     NEAR_SHORTLIST,
     NEAR_SHORTLIST_MARGIN,
@@ -22,7 +22,7 @@ from vaultmem.engine.lifecycle import (
     _content_of,
     normalise_text,
 )
-from vaultmem.engine.memory_notes import MemoryNote
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import Superseder
 from vaultmem.errors import InvalidInput
@@ -30,7 +30,6 @@ from vaultmem.errors import InvalidInput
 # the note vectors' shortlist, as for near duplicates (a note vector also carries the title)
 SHORTLIST = NEAR_SHORTLIST
 SHORTLIST_MARGIN = NEAR_SHORTLIST_MARGIN
-MAX_REVIEW_PAIRS = 200  # close pairs whose texts review re-checks (each is two model calls)
 
 
 @dataclass(frozen=True)
@@ -69,6 +68,8 @@ class Updates:
                 if self.params.auto_supersede:
                     self._link(answer, found[0].path, now)
                     update["applied"] = True
+                else:
+                    self._propose(answer, found[0].state.id, now)
         return answer
 
     def detect(self, content: str, tags: Sequence[str], saved_path: str
@@ -104,35 +105,36 @@ class Updates:
         return scoped[path], reason, cosine
 
     def proposals(self, now: datetime, *, limit: int = 20) -> list[JSON]:
-        """Updates among live memories not linked yet, for review: each pair whose note vectors
-        are close, in one scope, where the newer (by creation) changes a value of the older;
-        closest first. Nothing is written."""
-        threshold, folder = self.params.update_cosine, self.engine.params.memory_folder
-        live = {m.path: m for m in self.engine.memories.iter_memories()
+        """Detected updates not confirmed or dismissed yet (`stm_possible_update_of`, recorded
+        at save), newest first, for review. Read from the notes alone: no model, no index."""
+        live = {m.state.id: m for m in self.engine.memories.iter_memories()
                 if m.state.status != ARCHIVED and m.state.superseded_by is None}
-        vectors = self.engine.note_vectors(live)
-        paths = sorted(vectors)
-        pairs = []
-        for i, a in enumerate(paths):
-            for b in paths[i + 1:]:
-                older, newer = sorted((live[a], live[b]), key=lambda m: (m.state.created, m.path))
-                if (newer.state.supersedes is None
-                        and float(vectors[a] @ vectors[b]) >= threshold - SHORTLIST_MARGIN
-                        and same_scope(older.state.tags, newer.state.tags,
-                                       str(PurePosixPath(older.path).parent), folder)):
-                    pairs.append((older, newer))
         found = []
-        for older, newer in pairs[:MAX_REVIEW_PAIRS]:
-            old_text, new_text = _content_of(older), _content_of(newer)
-            cosine = float(self.engine.embedder.embed([old_text])[0]
-                           @ self.engine.embedder.embed_query(new_text))
-            hit = best_update([(older.path, old_text, cosine)], new_text, threshold)
-            if hit is not None:
-                found.append({**_brief(self.engine.view(older, now)), "reason": hit[1],
-                              "cosine": round(cosine, 4),
-                              "by": _brief(self.engine.view(newer, now))})
-        found.sort(key=lambda item: (-item["cosine"], item["path"]))
-        return found[:limit]
+        for newer in live.values():
+            older = live.get(newer.state.possible_update_of or "")
+            if older is None:
+                continue  # linked, archived or gone since: nothing to propose
+            reason = value_change(_content_of(older), _content_of(newer))
+            found.append((newer.state.created, {
+                **_brief(self.engine.view(older, now)),
+                "reason": reason or "proposed when it was saved",
+                "by": _brief(self.engine.view(newer, now))}))
+        found.sort(key=lambda item: (item[0], item[1]["by"]["id"]), reverse=True)
+        return [item for _, item in found[:limit]]
+
+    def _propose(self, answer: JSON, old_id: str, now: datetime) -> None:
+        """Record the detected update in the new memory's note (`stm_possible_update_of`), so
+        review lists it until it is confirmed (supersede) or dismissed (unsupersede)."""
+        path = answer["memory"]["path"]
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            mine = [m for m in current if m.path == path and writable(m)]
+            return [Rewrite(m, replace(m.state, possible_update_of=old_id)) for m in mine]
+
+        written = self.engine.memories.rewrite([path], plan)
+        self.engine.sync_paths([path])
+        if written:
+            answer["memory"] = self.engine.view(written[0], now)
 
     def _link(self, answer: JSON, old_path: str, now: datetime) -> None:
         linked = self.superseder.supersede(old_path, answer["memory"]["id"], now)

@@ -189,8 +189,9 @@ def _reading() -> list[ToolSpec]:
             "priority first. Use it when the user asks what they may be forgetting, or at a "
             "natural pause: bring up the ones that still matter and report them with "
             "observe_memory_usage (or feedback). updates lists proposed updates: a newer "
-            "memory that may replace an older one ({id, title, path, reason, cosine, by}); ask "
-            "the user, then supersede_memory. Answer: {items: [memories], total, updates}.",
+            "memory that may replace an older one ({id, title, path, reason, by}); ask "
+            "the user, then supersede_memory (or unsupersede_memory with by's id to "
+            "dismiss). Answer: {items: [memories], total, updates}.",
             _schema("review", (), limit="How many items at most (1-1000, default 20)."),
             read_only=True,
         ),
@@ -316,7 +317,9 @@ def _lifecycle() -> list[ToolSpec]:
         ToolSpec(
             "unsupersede_memory", "Undo a supersede", "unsupersede",
             "Undo supersede_memory: the stale memory is current again (id: the stale memory, "
-            "or its successor). Answer: {unsuperseded: <the memory current again>, successor}.",
+            "or its successor). Given a memory with a possible_update_of the user rejected, it "
+            "dismisses that proposal. Answer: {unsuperseded: <the memory current again>, "
+            "successor, dismissed}.",
             _schema("unsupersede", ("id",), id=REF),
         ),
         ToolSpec(

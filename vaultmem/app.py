@@ -33,6 +33,8 @@ from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.supersede import Superseder
+from vaultmem.engine.updates import UpdateParams, Updates
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import make_embedder
@@ -95,6 +97,7 @@ class App:
     catalog: Catalog
     index: LazyIndex
     embedder: Embedder
+    updates: Updates  # saves that supersede a memory (explicit or detected), supersede links
     ledger: UsageJournal | None = None  # in-process: this device's use counts (core.sync)
     operations: OperationLog | None = None  # what sweeps and merges applied, for `undo`
 
@@ -106,7 +109,7 @@ class App:
     ) -> Api:
         """The request layer over these parts; the daemon passes its own reindex and status."""
         return Api(engine=self.engine, lifecycle=self.lifecycle, consolidator=self.consolidator,
-                   reconciler=self.reconciler, restorer=self.restorer,
+                   reconciler=self.reconciler, restorer=self.restorer, updates=self.updates,
                    daemon_status=daemon_status, reindex=reindex, clock=clock,
                    progress=progress, operations=self.operations)
 
@@ -211,6 +214,11 @@ def engine_params(settings: Settings, vault_name: str) -> EngineParams:
     )
 
 
+def update_params(settings: Settings) -> UpdateParams:
+    return UpdateParams(update_cosine=settings.update_cosine,
+                        auto_supersede=settings.auto_supersede)
+
+
 def index_options(settings: Settings) -> IndexOptions:
     s = settings
     return IndexOptions(optimize_every=s.optimize_every_writes, index_cache_mb=s.index_cache_mb,
@@ -250,4 +258,5 @@ def build_app(
         reconciler=Reconciler(engine, lifecycle.move_to_archive), restorer=Restorer(lifecycle),
         catalog=catalog, index=index, embedder=embedder, ledger=ledger,
         operations=OperationLog(data_dir / "operations.sqlite3"),
+        updates=Updates(lifecycle, Superseder(engine), update_params(settings)),
     )

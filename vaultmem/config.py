@@ -95,6 +95,10 @@ class Settings:
     min_content_chars: int = 12
     max_content_chars: int = 20_000
 
+    # updates: a newer memory supersedes a stale one
+    update_cosine: float = 0.6
+    auto_supersede: bool = False
+
     # daemon (SPEC §6)
     host: str = "127.0.0.1"
     port: int = 7345
@@ -293,7 +297,7 @@ def _validate(s: Settings) -> None:
     problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
     unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
             "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold",
-            "similar_memory_cosine")
+            "similar_memory_cosine", "update_cosine")
     problems += [f"{name} must be between 0 and 1" for name in unit
                  if not 0.0 <= getattr(s, name) <= 1.0]
     if s.resave_window_hours < 0:

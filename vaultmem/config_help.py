@@ -81,6 +81,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("The save gate", ("min_content_chars", "max_content_chars", "resave_window_hours")),
+    ("Updates", ("update_cosine", "auto_supersede")),
     (
         "The daemon",
         (
@@ -162,6 +163,12 @@ HELP: dict[str, str] = {
                            "as a use.",
     "min_content_chars": "Shortest memory content accepted.",
     "max_content_chars": "Longest memory content accepted.",
+    "update_cosine": "A save this similar to a memory (same tags or folder) that changes a "
+                     "value (a number, version, date or name after 'moved to', 'now', "
+                     "'instead of', ...) is proposed as its update (possible_update_of).",
+    "auto_supersede": "Apply a detected update at once: the new memory supersedes the old one "
+                      "(default: only propose it; vaultmem supersede or the assistant "
+                      "confirms).",
     "host": "Daemon address (loopback only).",
     "port": "Daemon port.",
     "debounce_ms": "Watcher debounce.",

@@ -30,6 +30,15 @@ export function resultMeta(result: SearchResult): string {
   return `${kind} · relevance ${result.relevance.toFixed(2)}${weak}${review} · ${result.path}`;
 }
 
+/** "Superseded by <title>" for a memory a newer one replaces; null for a current result. */
+export function supersededText(result: SearchResult): string | null {
+  const successor = result.superseded_by;
+  if (!successor) {
+    return null;
+  }
+  return `Superseded by ${successor.title ?? successor.id}`;
+}
+
 export class MemorySearchModal extends SuggestModal<SearchResult> {
   private readonly searches: LatestLookup<string, SearchResult[]>;
 
@@ -78,6 +87,23 @@ export class MemorySearchModal extends SuggestModal<SearchResult> {
     el.createDiv({ cls: "vaultmem-item-title", text: result.title });
     el.createDiv({ cls: "vaultmem-item-meta", text: resultMeta(result) });
     el.createEl("small", { cls: "vaultmem-snippet", text: result.snippet });
+    const superseded = supersededText(result);
+    const successorPath = result.superseded_by?.path ?? null;
+    if (superseded !== null) {
+      const line = el.createDiv({ cls: "vaultmem-superseded" });
+      if (successorPath === null) {
+        line.setText(`${superseded} (no longer in the vault)`);
+      } else {
+        const link = line.createEl("a", { cls: "vaultmem-successor-link", text: superseded,
+          attr: { href: "#", "aria-label": `Open ${successorPath}` } });
+        link.addEventListener("click", (event: MouseEvent) => {
+          event.preventDefault();
+          event.stopPropagation();
+          this.close();
+          void openNote(this.app, successorPath, paneFor(event));
+        });
+      }
+    }
   }
 
   onChooseSuggestion(result: SearchResult, event: MouseEvent | KeyboardEvent): void {

@@ -7,7 +7,7 @@ import { describeLocalVault, servesThisVault, type LocalVault } from "./vault-ch
 export type NoteState =
   | { kind: "none" } // no Markdown note open
   | { kind: "regular" } // a note without stm_id
-  | { kind: "memory"; memory: Pick<Memory, "status" | "score" | "decision"> }
+  | { kind: "memory"; memory: Pick<Memory, "status" | "score" | "decision"> & Pick<Partial<Memory>, "superseded_by"> }
   | { kind: "unknown" }; // a memory whose state the daemon could not tell
 
 export type DaemonState =
@@ -74,7 +74,8 @@ export function noteText(note: NoteState): string {
       return "not a memory";
     case "memory":
       return `memory: ${note.memory.status}, score ${formatScore(note.memory.score)}`
-        + (note.memory.decision === "promote" && note.memory.status === "active" ? ", ready to promote" : "");
+        + (note.memory.decision === "promote" && note.memory.status === "active" ? ", ready to promote" : "")
+        + (note.memory.superseded_by ? ", superseded by a newer memory" : "");
   }
 }
 

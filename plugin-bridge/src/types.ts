@@ -22,6 +22,12 @@ export interface Memory {
   cross_domain_count: number;
   promoted_at: string | null;
   merged_into: string | null;
+  /** The id of the newer memory that replaces this one (null: current). */
+  superseded_by?: string | null;
+  /** The id of the memory this one replaces. */
+  supersedes?: string | null;
+  /** A detected update not confirmed yet: the id of the memory this one may replace. */
+  possible_update_of?: string | null;
   score: number;
   decision: Decision;
   reason: string;
@@ -45,6 +51,23 @@ export interface SearchResult {
   review: boolean;
   /** Relevance at or above the daemon's match threshold (a real match, not just the nearest). */
   matched: boolean;
+  /** For a memory a newer one replaces: that successor (path, title and uri null when gone). */
+  superseded_by?: Successor | null;
+}
+
+export interface Successor {
+  id: string;
+  path: string | null;
+  title: string | null;
+  uri: string | null;
+}
+
+/** A proposed update in the review answer: the older memory, and `by` that may replace it. */
+export interface ProposedUpdate extends Successor {
+  path: string;
+  title: string;
+  reason: string;
+  by: Successor;
 }
 
 export interface SearchResponse {
@@ -102,6 +125,7 @@ export interface RelatedResponse {
 export interface ReviewResponse {
   items: Memory[];
   total: number;
+  updates?: ProposedUpdate[];
 }
 
 export interface ObserveResponse {

@@ -8,7 +8,7 @@ import { Debouncer } from "./debounce";
 import type { PluginHost } from "./host";
 import { activeNote, openNote, paneFor } from "./notes";
 import { formatScore } from "./statusbar";
-import type { Memory, RelatedNote } from "./types";
+import type { Memory, ProposedUpdate, RelatedNote } from "./types";
 
 export const REVIEW_VIEW_TYPE = "vaultmem-review";
 export const RELATED_VIEW_TYPE = "vaultmem-related";
@@ -70,6 +70,15 @@ export function reviewEntry(memory: Memory): Entry {
   return { path: memory.path, title: memory.title, meta };
 }
 
+/** A proposed update in the review view: the newer memory, to open and compare. */
+export function updateEntry(update: ProposedUpdate): Entry {
+  return {
+    path: update.by.path ?? update.path,
+    title: `${update.by.title ?? update.by.id} may replace ${update.title}`,
+    meta: `possible update: ${update.reason}`,
+  };
+}
+
 export function relatedEntry(note: RelatedNote): Entry {
   return { path: note.path, title: note.title, meta: `similarity ${note.similarity.toFixed(2)}` };
 }
@@ -118,6 +127,11 @@ export class ReviewView extends NoteListView {
       body.empty();
       body.createDiv({ cls: "vaultmem-summary", text: summary(review.items.length, review.total) });
       renderEntries(body, review.items.map(reviewEntry), "No memory is fading: nothing to review.", this.entryActions);
+      const updates = review.updates ?? [];
+      if (updates.length > 0) {
+        body.createDiv({ cls: "vaultmem-heading", text: "Possible updates" });
+        renderEntries(body, updates.map(updateEntry), "", this.entryActions);
+      }
     } catch (error) {
       body.empty();
       body.createDiv({ cls: "vaultmem-error", text: describeError(error) });

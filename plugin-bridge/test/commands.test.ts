@@ -10,7 +10,7 @@ import {
   showReviewQueue,
   unpinCurrentMemory,
 } from "../src/commands";
-import { MemorySearchModal, PROMPT_TEXT, resultMeta, SEARCH_DELAY_MS } from "../src/search-modal";
+import { MemorySearchModal, PROMPT_TEXT, resultMeta, SEARCH_DELAY_MS, supersededText } from "../src/search-modal";
 import { RELATED_DELAY_MS, RELATED_VIEW_TYPE, REVIEW_VIEW_TYPE, RelatedView, ReviewView } from "../src/views";
 import {
   errorResponse,
@@ -234,6 +234,32 @@ describe("search memories", () => {
     await all;
     expect(daemon.requests.at(-1)!.parsed).toEqual({ query: "zebra", top_k: 20, matched_only: false });
     expect(modal.emptyStateText).toBe('No notes found for "zebra".');
+  });
+
+  it("shows a superseded memory's successor with a link that opens it", async () => {
+    const { app, host } = setup(answering());
+    const modal = openSearch(host);
+    const stale = searchResult({ superseded_by: { id: "new-id", path: "Home.md", title: "Home", uri: "obsidian://x" } });
+    const el = new FakeElement();
+    modal.renderSuggestion(stale, el as unknown as HTMLElement);
+    expect(supersededText(stale)).toBe("Superseded by Home");
+    const link = el.find("vaultmem-successor-link")!;
+    expect(link.textContent).toBe("Superseded by Home");
+    let prevented = false;
+    link.dispatch("click", { type: "click", button: 0, preventDefault: () => { prevented = true; },
+      stopPropagation: () => undefined });
+    await settle();
+    expect(prevented).toBe(true);
+    expect(app.workspace.getActiveFile()?.path).toBe("Home.md");
+
+    const current = new FakeElement();
+    modal.renderSuggestion(searchResult(), current as unknown as HTMLElement);
+    expect(current.find("vaultmem-superseded")).toBeUndefined();
+    expect(supersededText(searchResult({ superseded_by: null }))).toBeNull();
+    const gone = new FakeElement();
+    modal.renderSuggestion(searchResult({ superseded_by: { id: "x1", path: null, title: null, uri: null } }),
+      gone as unknown as HTMLElement);
+    expect(gone.find("vaultmem-superseded")!.textContent).toBe("Superseded by x1 (no longer in the vault)");
   });
 
   it("labels regular notes, review items and weak matches", () => {
@@ -552,6 +578,25 @@ describe("review queue view", () => {
     view.actions[0]!.callback({});
     await settle();
     expect(daemon.requests).toHaveLength(3);
+  });
+
+  it("lists proposed updates; a click opens the newer memory", async () => {
+    const update = { id: "old1", path: "memories/port-5000.md", title: "NAS on port 5000", uri: "obsidian://a",
+      reason: "a value changed: 5000 → 5001",
+      by: { id: "new1", path: "memories/port-5001.md", title: "NAS moved to port 5001", uri: "obsidian://b" } };
+    const daemon = new FakeDaemon().on("GET", "/v1/review", ok({ items: [], total: 0, updates: [update] }));
+    const { app, host } = setup(daemon);
+    app.addNote("memories/port-5001.md", { stm_id: "new1" });
+    registerViews(app, host);
+    await showReviewQueue(host);
+    const content = contentOf(app.workspace.getLeavesOfType(REVIEW_VIEW_TYPE)[0]);
+    expect(content.findAll("vaultmem-heading").map((h) => h.textContent)).toEqual(["Memories to review", "Possible updates"]);
+    const [item] = content.findAll("vaultmem-item");
+    expect(item!.find("vaultmem-item-title")!.textContent).toBe("NAS moved to port 5001 may replace NAS on port 5000");
+    expect(item!.find("vaultmem-item-meta")!.textContent).toBe("possible update: a value changed: 5000 → 5001");
+    item!.click();
+    await settle();
+    expect(app.workspace.getActiveFile()?.path).toBe("memories/port-5001.md");
   });
 
   it("shows the daemon's error", async () => {

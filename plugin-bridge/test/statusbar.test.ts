@@ -40,6 +40,8 @@ describe("status bar text", () => {
       .toBe("memory: promoted, score 2.85");
     expect(noteText({ kind: "memory", memory: { status: "active", score: 1.2, decision: "promote" } }))
       .toBe("memory: active, score 1.20, ready to promote");
+    expect(noteText({ kind: "memory", memory: { status: "active", score: 1.0, decision: "forget", superseded_by: "n1" } }))
+      .toBe("memory: active, score 1.00, superseded by a newer memory");
   });
 
   it("says 'not a memory' for a regular note and nothing without one", () => {

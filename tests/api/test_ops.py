@@ -234,7 +234,8 @@ def test_reindex_through_the_daemon_or_the_engine(app: App) -> None:
 def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
     fake = FakeConsolidator()
     api = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
-              restorer=app.restorer, consolidator=fake, clock=lambda: REFERENCE)
+              restorer=app.restorer, updates=app.updates, consolidator=fake,
+              clock=lambda: REFERENCE)
     clusters = api.call("clusters", {})
     validate(RESPONSES["clusters"], clusters, "clusters")
     assert api.call("merge_cluster", {"cluster_id": "c-0123456789ab"}) == {
@@ -244,7 +245,7 @@ def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
     assert fake.calls == [("list", REFERENCE), ("c-0123456789ab", REFERENCE),
                           ("c-ffffffffffff", REFERENCE)]
     without = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
-                  restorer=app.restorer)
+                  restorer=app.restorer, updates=app.updates)
     with pytest.raises(DaemonError):
         without.call("clusters", {})
 

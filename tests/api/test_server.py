@@ -96,7 +96,7 @@ def serving(root: Path, **server_options: Any) -> Iterator[Served]:
     with sample_app(root) as app:
         # no consolidator: the clusters routes answer that consolidation is unavailable
         api = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
-                  restorer=app.restorer, clock=lambda: REFERENCE)
+                  restorer=app.restorer, updates=app.updates, clock=lambda: REFERENCE)
         token = load_or_create_token(app.data_dir)
         with ApiServer(api, token=token, host="127.0.0.1", port=0, **server_options) as server:
             yield Served(app, api, server, token)

@@ -52,6 +52,9 @@ def test_full_round_trip() -> None:
         cross_domain_count=1,
         tags=("x",),
         uses_by=(("laptop-1a2b", 2),),
+        superseded_by="newer",
+        supersedes="older",
+        possible_update_of="maybe",
     )
     fields = state_to_fields(state)
     assert list(fields) == list(STM_KEYS)

@@ -330,3 +330,11 @@ def test_two_devices_merging_one_cluster_write_one_memory(tmp_path: Path, vault:
     assert results[0]["id"] == results[1]["id"] and results[0]["path"] == results[1]["path"]
     here, there = (root / results[0]["path"] for root in (vault, other))
     assert here.read_bytes() == there.read_bytes()
+
+
+def test_a_superseded_memory_is_never_clustered(vault: Path, apps: list[App]) -> None:
+    first, second = _kettle_pair(vault)
+    app, consolidator = _consolidator(apps, vault)
+    assert len(consolidator.list_clusters(NOW)["clusters"]) == 1
+    app.api(clock=lambda: NOW).call("supersede", {"id": first, "by": second})
+    assert consolidator.list_clusters(NOW)["clusters"] == []

@@ -37,7 +37,8 @@ RESTIC = {
 }
 TOOL_NAMES = ["save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
               "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
-              "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
+              "promote_memory", "restore_memory", "supersede_memory", "unsupersede_memory",
+              "reconcile", "list_clusters", "merge_cluster",
               "stats", "list_memories", "forget_memory", "edit_memory",
               "undo_operation"]
 READ_ONLY = {"search_memory", "get_memory", "related_notes", "review_queue", "list_clusters",
@@ -53,6 +54,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "restore_memory": {"id": SESSIONS_ID}, "reconcile": {},
     "list_memories": {}, "forget_memory": {"id": SESSIONS_ID},
     "edit_memory": {"id": SESSIONS_ID, "tags": ["crumb"]}, "undo_operation": {},
+    "supersede_memory": {"id": SESSIONS_ID, "by": CADDY}, "unsupersede_memory": {"id": CADDY},
 }
 
 

@@ -25,6 +25,7 @@ from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.updates import Updates
 from vaultmem.errors import DaemonError, InvalidInput
 
 JSON = dict[str, Any]
@@ -45,6 +46,7 @@ class Api(MemoryOps):
         "reconcile",
         "restore",
         *MEMORY_OPERATIONS,
+        "supersede", "unsupersede",
     )
 
     def __init__(
@@ -54,6 +56,7 @@ class Api(MemoryOps):
         lifecycle: Lifecycle,
         reconciler: Reconciler,
         restorer: Restorer,
+        updates: Updates,
         consolidator: Consolidator | None = None,
         daemon_status: Callable[[], dict[str, Any]] | None = None,
         reindex: Callable[[bool], dict[str, Any]] | None = None,
@@ -74,6 +77,7 @@ class Api(MemoryOps):
         self.clock = clock
         self.reconciler = reconciler
         self.restorer = restorer
+        self.updates = updates
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
         self.operations = operations  # what sweeps and merges applied, for `undo`
@@ -135,10 +139,11 @@ class Api(MemoryOps):
 
     def _op_save(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
-            return self.lifecycle.save(
+            return self.updates.save(
                 body["content"], now, title=body.get("title"), tags=body.get("tags", ()),
                 type=body.get("type"), strength=body["strength"], pinned=body["pinned"],
                 source=body.get("source"), force=body["force"],
+                supersedes=body.get("supersedes"),
             )
 
     def _op_touch(self, body: JSON, now: datetime) -> JSON:
@@ -154,7 +159,9 @@ class Api(MemoryOps):
         return self.engine.observe(body["ids"], body["context_tags"], now)
 
     def _op_review(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.review(now, limit=body["limit"])
+        data = self.engine.review(now, limit=body["limit"])
+        data["updates"] = self.updates.proposals(now, limit=body["limit"])
+        return data
 
     def _op_sweep(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
@@ -175,6 +182,14 @@ class Api(MemoryOps):
     def _op_restore(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
             return self.restorer.restore(body["id"], now)
+
+    def _op_supersede(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self.updates.superseder.supersede(body["id"], body["by"], now)
+
+    def _op_unsupersede(self, body: JSON, now: datetime) -> JSON:
+        with self._writes:
+            return self.updates.superseder.unsupersede(body["id"], now)
 
     def _op_clusters(self, body: JSON, now: datetime) -> JSON:
         return self._consolidator().list_clusters(now)

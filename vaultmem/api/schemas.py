@@ -90,6 +90,8 @@ REQUESTS: dict[str, Schema] = {
         "source": {"type": "string", "minLength": 1, "maxLength": 500},
         "force": {**BOOL, "default": False, "description":
                   "Save even when a similar memory exists (default: hold the save back)."},
+        "supersedes": {**REF, "description": "The memory this one replaces (its id or path): "
+                       "it keeps its note and history, is marked superseded and fades."},
     }, ("content",)),
     "touch": body({"id": REF, "path": REF, "boost": {**BOOL, "default": False}},
                   oneOf=one_of("id", "path")),
@@ -111,6 +113,11 @@ REQUESTS: dict[str, Schema] = {
         **BOOL, "description": "true: a use with a strength boost; false: strength lowered."}},
         ("id", "helpful")),
     "restore": body({"id": REF}, ("id",)),
+    "supersede": body({"id": {**REF, "description": "The stale memory (id or path)."},
+                       "by": {**REF, "description": "The memory that replaces it."}},
+                      ("id", "by")),
+    "unsupersede": body({"id": {**REF, "description": "A superseded memory (it becomes "
+                                "current again) or its successor."}}, ("id",)),
     "pin": body({"id": REF, "pinned": {
         **BOOL, "description": "true: never forget this memory; false: it may fade again."}},
         ("id", "pinned")),
@@ -151,14 +158,16 @@ MEMORY = shape({
     "type": NULL_STR, "status": {"type": "string", "enum": list(STATUSES)}, "pinned": BOOL,
     "source": NULL_STR, "created": STR, "last_used": STR, "use_count": INT, "strength": NUM,
     "review_count": INT, "cross_domain_count": INT, "promoted_at": NULL_STR,
-    "merged_into": NULL_STR, "score": NUM,
+    "merged_into": NULL_STR, "superseded_by": NULL_STR, "supersedes": NULL_STR,
+    "possible_update_of": NULL_STR, "score": NUM,
     "decision": {"type": "string", "enum": ["keep", "forget", "promote"]}, "reason": STR,
     "review_priority": NUM,
 })
 SEARCH = shape({"query": STR, "results": {"type": "array", "items": shape({
     "id": NULL_STR, "path": STR, "title": STR, "snippet": STR, "uri": STR,
     "tags": {"type": "array", "items": STR}, "relevance": NUM,
-    "score": {"type": ["number", "null"]}, "final": NUM, "review": BOOL})}})
+    "score": {"type": ["number", "null"]}, "final": NUM, "review": BOOL,
+    "superseded_by": {"type": ["object", "null"]}})}})
 ITEMS = {"type": "array", "items": shape({"id": STR, "path": STR, "decision": STR, "reason": STR,
                                          "score": NUM})}
 MOVES = {"type": "array", "items": shape({"id": STR, "from": STR, "to": STR})}
@@ -175,11 +184,21 @@ RESPONSES: dict[str, Schema] = {
         {"path": STR, "title": STR, "similarity": NUM})}}),
     "get": MEMORY,
     "save": shape({"created": BOOL, "reinforced": {"type": ["object", "null"]}, "memory": MEMORY,
-                   "similar": shape({"id": STR, "path": STR, "title": STR, "similarity": NUM})},
+                   "similar": shape({"id": STR, "path": STR, "title": STR, "similarity": NUM}),
+                   "superseded": {"type": ["object", "null"]},
+                   "possible_update_of": {"type": ["object", "null"]}},
                   ("created", "reinforced", "memory")),
+    "supersede": shape({"superseded": MEMORY, "by": MEMORY}),
+    "unsupersede": shape({"unsuperseded": {"type": ["object", "null"]},
+                          "successor": {"type": ["object", "null"]},
+                          "dismissed": {"type": ["object", "null"]}},
+                         ("unsuperseded", "successor")),
     "touch": MEMORY,
     "observe": shape({"observed": {"type": "array", "items": MEMORY}}),
-    "review": shape({"items": {"type": "array", "items": MEMORY}, "total": INT}),
+    "review": shape({"items": {"type": "array", "items": MEMORY}, "total": INT,
+                     "updates": {"type": "array", "items": shape({
+                         "id": STR, "path": STR, "title": STR, "uri": STR, "reason": STR,
+                         "by": OBJ})}}),
     "sweep": shape({"dry_run": BOOL, "archive": ITEMS, "promote": ITEMS, "keep": INT,
                     "archived": MOVES, "promoted": MOVES, "finished_moves": MOVES,
                     "left_alone": LEFT_ALONE}),
@@ -274,6 +293,10 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/v1/edit", "edit", "Change a memory's text, title or tags", source="json"),
     Route("POST", "/v1/undo", "undo", "Undo a whole sweep, gc, promotion or merge",
           source="json"),
+    Route("POST", "/v1/supersede", "supersede",
+          "Mark a memory as replaced by a newer one (both keep their notes)", source="json"),
+    Route("POST", "/v1/unsupersede", "unsupersede",
+          "Undo a supersede: the stale memory is current again", source="json"),
     Route("GET", "/v1/openapi.json", "openapi", "This document"),
 )
 

@@ -17,6 +17,7 @@ from vaultmem.cli.context import Context, common, write_at_now
 from vaultmem.cli.memory import COMMANDS
 from vaultmem.cli.memory_admin import COMMANDS as ADMIN_COMMANDS
 from vaultmem.cli.service import service
+from vaultmem.cli.updates import COMMANDS as UPDATE_COMMANDS
 from vaultmem.config import write_config
 from vaultmem.errors import InvalidInput, VaultmemError
 
@@ -148,9 +149,11 @@ def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...
 @click.option("--pin", is_flag=True, help="Never forget this memory.")
 @click.option("--source", help="Where it came from (e.g. conversation).")
 @click.option("--force", is_flag=True, help="Save even when a similar memory exists.")
+@click.option("--supersedes", metavar="ID|PATH",
+              help="The memory this one replaces (it is kept, marked stale, and fades).")
 def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
          memory_type: str | None, strength: float, pin: bool, source: str | None,
-         force: bool) -> None:
+         force: bool, supersedes: str | None) -> None:
     """Save a memory (TEXT, or standard input when TEXT is -)."""
     from vaultmem.cli.output import show_saved
 
@@ -160,7 +163,8 @@ def save(ctx: Context, text: str | None, title: str | None, tags: str | None,
         text = sys.stdin.read()
     body: dict[str, Any] = {"content": text, "strength": strength, "pinned": pin, "force": force,
                             "tags": [t.strip() for t in (tags or "").split(",") if t.strip()]}
-    optional = {"title": title, "type": memory_type, "source": source}
+    optional = {"title": title, "type": memory_type, "source": source,
+                "supersedes": supersedes}
     body.update({k: v for k, v in optional.items() if v is not None})
     ctx.emit(ctx.call("save", body), show_saved)
 
@@ -333,7 +337,7 @@ def token(ctx: Context) -> None:
 
 
 cli.add_command(service)
-for _command in (*COMMANDS, *ADMIN_COMMANDS):
+for _command in (*COMMANDS, *ADMIN_COMMANDS, *UPDATE_COMMANDS):
     cli.add_command(_command)
 
 if __name__ == "__main__":  # pragma: no cover

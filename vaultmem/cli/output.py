@@ -61,6 +61,10 @@ def show_search(d: dict[str, Any]) -> None:
               f"final {hit['final']:.3f}{review}")
         if hit["snippet"]:
             _echo(f"   {hit['snippet']}")
+        successor = hit.get("superseded_by")
+        if successor:
+            where = successor["path"] or "a note no longer in the vault"
+            _echo(f"   superseded by {successor['title'] or successor['id']} ({where})")
 
 
 def show_memory(d: dict[str, Any]) -> None:
@@ -70,6 +74,10 @@ def show_memory(d: dict[str, Any]) -> None:
     _echo(f"  used {d['use_count']}×, last {d['last_used']}, created {d['created']}")
     _echo(f"  strength {d['strength']:.2f}  score {d['score']:.4f}  "
           f"review priority {d['review_priority']:.2f}")
+    if d.get("superseded_by"):
+        _echo(f"  superseded by {d['superseded_by']}")
+    if d.get("supersedes"):
+        _echo(f"  supersedes {d['supersedes']}")
     _echo(f"  decision: {d['decision']} — {d['reason']}")
 
 
@@ -85,6 +93,14 @@ def show_saved(d: dict[str, Any]) -> None:
     else:
         _echo(f"not saved: {d['reinforced']['reason']}; reinforced {memory['path']} "
               f"(now used {memory['use_count']}×)")
+    if d.get("superseded"):
+        _echo(f"  supersedes {d['superseded']['path']} (id {d['superseded']['id']}): "
+              "it is kept, marked stale, and fades")
+    update = d.get("possible_update_of")
+    if update:
+        _echo(f"  possible update of {update['path']} (id {update['id']}): {update['reason']}")
+        if not update.get("applied"):
+            _echo(f"  to confirm: vaultmem supersede {update['id']} --by {memory['id']}")
 
 
 def show_observed(d: dict[str, Any]) -> None:
@@ -94,6 +110,11 @@ def show_observed(d: dict[str, Any]) -> None:
 
 
 def show_review(d: dict[str, Any]) -> None:
+    for update in d.get("updates", []):
+        _echo(f"possible update: {update['by']['path']} may replace {update['path']} "
+              f"({update['reason']})")
+        _echo(f"  to confirm: vaultmem supersede {update['id']} --by {update['by']['id']}; "
+              f"to dismiss: vaultmem unsupersede {update['by']['id']}")
     if not d["items"]:
         _echo("nothing to review: no memory is in the danger zone")
         return

@@ -64,6 +64,8 @@ def decide(state: MemoryState, now: datetime, decay: DecayParams, policy: Policy
     problem = future_problem(state, now)
     if problem is not None:
         return Decision(KEEP, f"{problem}: left alone", value)
+    if state.superseded_by is not None:
+        return _superseded_decision(state, value)
     promote_reason = _promotion_reason(state, value, now, policy)
     if promote_reason is not None:
         return Decision(PROMOTE, promote_reason, value)
@@ -87,6 +89,16 @@ def _promotion_reason(
             f"{policy.promote_window_days:g} days of creation (age {max(age_days, 0.0):.1f} days)"
         )
     return None
+
+
+def _superseded_decision(state: MemoryState, value: float) -> Decision:
+    """A superseded memory is never promoted; it is forgotten (archived) like a faded one,
+    unless its user pinned it."""
+    why = f"superseded by {state.superseded_by}: a newer memory replaces it"
+    if state.pinned:
+        return Decision(KEEP, f"pinned: kept, never promoted ({why})", value)
+    return Decision(FORGET, f"{why}, so it fades like a forgotten one "
+                            f"(score {value:.3f}; restore or unsupersede undoes it)", value)
 
 
 def _low_score_decision(

@@ -23,6 +23,9 @@ STM_KEYS: tuple[str, ...] = (
     "stm_review_count",
     "stm_cross_domain_count",
     "stm_uses_by",
+    "stm_superseded_by",
+    "stm_supersedes",
+    "stm_possible_update_of",
 )
 
 ACTIVE = "active"
@@ -61,6 +64,11 @@ class MemoryState:
     tags: tuple[str, ...] = ()
     # uses per device (`core.sync`): (device id, uses), sorted; the rest of use_count is shared
     uses_by: tuple[tuple[str, int], ...] = ()
+    # a newer memory replaces this one (its id) / the memory this one replaces (its id)
+    superseded_by: str | None = None
+    supersedes: str | None = None
+    # a detected update not confirmed yet: the id of the memory this one may replace
+    possible_update_of: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -69,6 +77,8 @@ class MemoryState:
             value = getattr(self, name)
             if value is not None and value.utcoffset() is None:
                 raise ValueError(f"{name} must be a timezone-aware datetime, got {value!r}")
+        if self.id in (self.superseded_by, self.supersedes, self.possible_update_of):
+            raise ValueError("a memory cannot supersede itself")
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {self.status!r}")
         for name in ("use_count", "review_count", "cross_domain_count"):
@@ -142,6 +152,9 @@ def state_from_fields(fields: Mapping[str, object], tags: Sequence[str] = ()) ->
         cross_domain_count=_count(fields, "stm_cross_domain_count", default=0),
         tags=tuple(str(tag) for tag in tags),
         uses_by=parse_uses_by(_optional_str(fields, "stm_uses_by")),
+        superseded_by=_optional_str(fields, "stm_superseded_by") or None,
+        supersedes=_optional_str(fields, "stm_supersedes") or None,
+        possible_update_of=_optional_str(fields, "stm_possible_update_of") or None,
     )
 
 
@@ -162,6 +175,9 @@ def state_to_fields(state: MemoryState) -> dict[str, str | int | float | bool]:
         "stm_review_count": state.review_count or None,
         "stm_cross_domain_count": state.cross_domain_count or None,
         "stm_uses_by": format_uses_by(state.uses_by) or None,
+        "stm_superseded_by": state.superseded_by,
+        "stm_supersedes": state.supersedes,
+        "stm_possible_update_of": state.possible_update_of,
     }
     return {key: value for key in STM_KEYS if (value := values[key]) is not None}
 

@@ -157,6 +157,9 @@ def merge_copies(a: MemoryState, b: MemoryState) -> MemoryState:
     status = max((a.status, b.status), key=lambda s: STATUS_RANK[s])
     promoted = [s.promoted_at for s in (a, b) if s.promoted_at is not None]
     merged_into = sorted(s.merged_into for s in (a, b) if s.merged_into)
+    superseded_by = sorted(s.superseded_by for s in (a, b) if s.superseded_by)
+    supersedes = sorted(s.supersedes for s in (a, b) if s.supersedes)
+    proposed = sorted(s.possible_update_of for s in (a, b) if s.possible_update_of)
     return MemoryState(
         id=a.id,
         created=min(a.created, b.created),
@@ -173,6 +176,9 @@ def merge_copies(a: MemoryState, b: MemoryState) -> MemoryState:
         cross_domain_count=max(a.cross_domain_count, b.cross_domain_count),
         tags=tuple(sorted(set(a.tags) | set(b.tags))),
         uses_by=uses_by,
+        superseded_by=superseded_by[0] if superseded_by else None,
+        supersedes=supersedes[0] if supersedes else None,
+        possible_update_of=proposed[0] if proposed and not supersedes else None,
     )
 
 
@@ -180,7 +186,9 @@ def rebase(mine: MemoryState, theirs: MemoryState) -> MemoryState:
     """This device's pending state `mine` laid over the note's current state `theirs` (which
     another device may have changed through sync since `mine` was computed): the use counts
     merge as in `merge_copies`, last use and review counts keep the later / larger, and every
-    other field is this device's latest decision (an unpin or a lowered strength stays)."""
+    other field is this device's latest decision (an unpin or a lowered strength stays),
+    except the supersede links: those are written to the note at once, never left pending, so
+    the note's own are the latest."""
     if mine.id != theirs.id:
         return mine
     total, uses_by = _merged_counts(mine, theirs)
@@ -189,6 +197,8 @@ def rebase(mine: MemoryState, theirs: MemoryState) -> MemoryState:
         created=min(mine.created, theirs.created),
         review_count=max(mine.review_count, theirs.review_count),
         cross_domain_count=max(mine.cross_domain_count, theirs.cross_domain_count),
+        superseded_by=theirs.superseded_by, supersedes=theirs.supersedes,
+        possible_update_of=theirs.possible_update_of,
     )
 
 

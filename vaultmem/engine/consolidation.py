@@ -1,7 +1,8 @@
 """Consolidation (SPEC §5): cluster near-duplicate memories and merge a cluster into one.
 
 Only active, unpinned memories take part: pinned memories are never merged away, so they are
-left out of clustering entirely. Similarities are the cosines of the notes' vectors as the index
+left out of clustering entirely; so are superseded ones (a stale fact is not merged into the
+current one). Similarities are the cosines of the notes' vectors as the index
 holds them (the daemon's watcher keeps it current; one-shot callers reindex first); memories
 the index has no vector for yet are not clustered.
 
@@ -98,7 +99,7 @@ class Consolidator:
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             # the members as they are now, pending uses included: none is lost in between
             by_id = {m.state.id: m for m in current if m.state.status == ACTIVE
-                     and not m.state.pinned}
+                     and not m.state.pinned and m.state.superseded_by is None}
             if set(by_id) != set(cluster.members):
                 raise NotFound(f"cluster {cluster.id!r}: cluster changed: list clusters again")
             members = [by_id[m.state.id] for m in planned]
@@ -271,7 +272,8 @@ def _candidates(memories: Iterable[MemoryNote]) -> list[MemoryNote]:
     path is taken, so ids stay unique."""
     chosen: dict[str, MemoryNote] = {}
     for memory in memories:
-        if memory.state.status == ACTIVE and not memory.state.pinned:
+        if (memory.state.status == ACTIVE and not memory.state.pinned
+                and memory.state.superseded_by is None):  # a stale fact is not merged in
             chosen.setdefault(memory.state.id, memory)
     return list(chosen.values())
 

@@ -46,6 +46,7 @@ from vaultmem.engine.shapes import (
     memory_json,
     search_json,
 )
+from vaultmem.engine.successors import mark_superseded, prefer_current
 from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.catalog import Catalog
@@ -196,7 +197,7 @@ class Engine:
     def review(self, now: datetime, *, limit: int = 20) -> JSON:
         items = []
         for memory in self.memories.iter_memories():
-            if memory.state.status != ACTIVE:
+            if memory.state.status != ACTIVE or memory.state.superseded_by is not None:
                 continue
             view = self.view(memory, now)
             if view["review_priority"] > 0:
@@ -358,15 +359,18 @@ class Engine:
         matches = [m for m in matches if self._visible(m.path, filters, memories)]
         scores = {p: score(m.state, now, self.params.decay) for p, m in memories.items()}
         matched = {m.path for m in matches}
-        ranked = rerank(matches, {p: s for p, s in scores.items() if p in matched})
+        ranked = prefer_current(rerank(matches, {p: s for p, s in scores.items() if p in matched}),
+                                memories)
         # review items must be relevant too: at least a fraction of the best match's relevance
         floor = REVIEW_RELEVANCE_FLOOR * max((r.relevance for r in ranked), default=0.0)
         relevant = {r.path for r in ranked if r.relevance >= floor}
         priorities = {p: review_priority(s, self.params.reinforce) for p, s in scores.items()
-                      if memories[p].state.status == ACTIVE and p in relevant}
+                      if memories[p].state.status == ACTIVE and p in relevant
+                      and memories[p].state.superseded_by is None}
         fraction = self.params.review_fraction if include_review else 0.0
         blended = blend_review(ranked, priorities, top_k, fraction=fraction)
-        hits = [self._hit(r, records, memories) for r in blended]
+        hits = mark_superseded([self._hit(r, records, memories) for r in blended], memories,
+                               self.memories, self.catalog, self.params.vault_name)
         return search_json(hits, query=query, vault_name=self.params.vault_name)
 
     def _listed_copies(self, records: dict[str, Any]) -> set[str]:

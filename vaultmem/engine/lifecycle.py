@@ -206,6 +206,9 @@ class Lifecycle:
             memory = self.engine.memories.load(ref)
             if memory.state.status != ACTIVE:
                 raise InvalidInput(f"{memory.path} is {memory.state.status}, not active")
+            if memory.state.superseded_by is not None:
+                raise InvalidInput(f"{memory.path} is superseded by {memory.state.superseded_by}"
+                                   ": a stale memory is never promoted (unsupersede it first)")
             decision = Decision("promote", "promoted on request", 0.0)
             items = [SweepItem(memory.path, memory.state.id, decision)]
             by_path = {memory.path: memory}

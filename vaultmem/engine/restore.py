@@ -20,15 +20,27 @@ from dataclasses import replace
 from datetime import datetime
 
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
+from vaultmem.core.supersede import forget_predecessor, released
 from vaultmem.engine.lifecycle import Lifecycle, _inside
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, writable
+from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.shapes import JSON
+from vaultmem.engine.supersede import find_path
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 
 
 def restored_state(state: MemoryState, now: datetime) -> MemoryState:
-    """Active again, used now (never moved back in time), its history kept."""
-    return replace(state, status=ACTIVE, last_used=max(state.last_used, now), merged_into=None)
+    """Active again, used now (never moved back in time), its history kept; current again
+    (no longer superseded)."""
+    return released(replace(state, status=ACTIVE, last_used=max(state.last_used, now),
+                            merged_into=None))
+
+
+def _successor_release(current: list[MemoryNote], memory: MemoryNote) -> list[Rewrite]:
+    """The successor's `stm_supersedes` dropped when `memory` (superseded) is restored."""
+    return [Rewrite(m, forget_predecessor(m.state, memory.state.id)) for m in current[1:]
+            if memory.state.superseded_by == m.state.id and m.state.supersedes == memory.state.id
+            and writable(m)]
 
 
 class Restorer:
@@ -49,10 +61,15 @@ class Restorer:
                                    "there is nothing to restore")
             check_writable(memory)
             archived = memory.state.status == ARCHIVED
-            return [Rewrite(memory, restored_state(memory.state, now) if archived
-                            else memory.state)]
+            if not archived:
+                return [Rewrite(memory, memory.state)]
+            return [Rewrite(memory, restored_state(memory.state, now)),
+                    *_successor_release(current, memory)]
 
-        [memory] = memories.rewrite([memories.resolve(ref)], plan, strict=True)
+        path = memories.resolve(ref)
+        successor = find_path(memories, memories.load(path).state.superseded_by)
+        memory, *_ = memories.rewrite([path, *([successor] if successor else [])], plan,
+                                      strict=True)
         in_archive = _inside(memory.path, archive)
         target = memory.path
         if in_archive:
@@ -81,24 +98,31 @@ class Restorer:
         settled: list[MemoryState] = []
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
-            memory = current[0] if current else None
+            memory = current[0] if current and current[0].path == new else None
             if memory is None or not writable(memory):
                 return []
             if was_in and memory.state.status == ARCHIVED:
                 settled.append(restored_state(memory.state, now))
-            elif now_in and memory.state.status == ACTIVE:
+                return [Rewrite(memory, settled[0]), *_successor_release(current, memory)]
+            if now_in and memory.state.status == ACTIVE:
                 settled.append(replace(memory.state, status=ARCHIVED))
-            else:
-                return []
-            return [Rewrite(memory, settled[0])]
+                return [Rewrite(memory, settled[0])]
+            return []
 
+        store = self.engine.memories
+        successor = find_path(store, _superseded_by(store, new)) if was_in else None
         try:
-            written = self.engine.memories.rewrite([new], plan)
+            written = store.rewrite([new, *([successor] if successor else [])], plan)
         except (ConcurrentEdit, NoteError):
             # the user edited the note meanwhile: it is left as it is (`vaultmem restore` or
             # another move settles it)
             return None
         if not written:
             return None
-        self.engine.sync_paths([new])
+        self.engine.sync_paths([new, *([successor] if successor else [])])
         return {"id": written[0].state.id, "path": new, "status": settled[0].status}
+
+
+def _superseded_by(store: MemoryStore, path: str) -> str | None:
+    memory = store.try_load(path)
+    return memory.state.superseded_by if memory is not None else None

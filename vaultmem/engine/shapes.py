@@ -31,6 +31,7 @@ class SearchHit:
     memory_id: str | None
     tags: tuple[str, ...]
     matched: bool = False  # relevance at or above the documented match threshold
+    superseded_by: JSON | None = None  # the newer memory replacing this one: id, path, title, uri
 
 
 def obsidian_uri(vault_name: str, path: str) -> str:
@@ -64,6 +65,9 @@ def memory_json(
         "cross_domain_count": state.cross_domain_count,
         "promoted_at": _iso(state.promoted_at),
         "merged_into": state.merged_into,
+        "superseded_by": state.superseded_by,
+        "supersedes": state.supersedes,
+        "possible_update_of": state.possible_update_of,
         "score": round(score, 6),
         "decision": decision.action,
         "reason": decision.reason,
@@ -87,6 +91,7 @@ def search_json(hits: Sequence[SearchHit], *, query: str, vault_name: str) -> JS
                 "score": None if hit.score is None else round(hit.score, 6),
                 "final": round(hit.final, 6),
                 "review": hit.review,
+                "superseded_by": hit.superseded_by,
             }
             for hit in hits
         ],

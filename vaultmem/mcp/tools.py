@@ -111,6 +111,12 @@ def _save() -> ToolSpec:
         "similarity}, memory: that memory): touch or leave it, or save again with force=true "
         "when the new text says something it does not. Answer: {created, reinforced, memory: "
         "{id, path, title, uri, tags, type, strength, score, ...}}.",
+        "(created=false, reinforced={id, reason}). When the new memory updates an older one "
+        "(a changed port, version, date or name), pass that memory's id as supersedes: the old "
+        "one is kept but marked stale and fades. A save close to an existing memory that "
+        "changes a value answers possible_update_of={id, title, path, reason}: ask the user, "
+        "then call supersede_memory to confirm. Answer: {created, reinforced, superseded, "
+        "possible_update_of, memory: {id, path, title, uri, tags, type, strength, score, ...}}.",
         _schema(
             "save", ("content",),
             content="The memory itself, in plain Markdown: complete sentences that stand alone.",
@@ -124,6 +130,8 @@ def _save() -> ToolSpec:
             source="Where it came from, e.g. conversation, or a URL or document name.",
             force="true: save even when a similar memory exists (only after checking that "
                   "it says something the existing one does not).",
+            supersedes="The id of the memory this one replaces (an outdated fact); omit "
+                       "otherwise.",
         ),
     )
 
@@ -139,7 +147,9 @@ def _search() -> ToolSpec:
         "relevance (0-1, the same scale for every query: 0.5 and above is a real match), matched "
         "(relevance >= 0.5), score (memory score, null for regular notes), final (the ranking key) "
         "and review (true: a fading memory blended in for spaced repetition; mention it if it "
-        "helps and report it with observe_memory_usage). Searching does not count as a use.",
+        "helps and report it with observe_memory_usage). A memory replaced by a newer one "
+        "carries superseded_by {id, title, path, uri} (null otherwise) and ranks below its "
+        "successor: answer from the successor. Searching does not count as a use.",
         _schema(
             "search", ("query",),
             query="What to look for: a question or keywords, in the user's words.",
@@ -186,7 +196,10 @@ def _reading() -> list[ToolSpec]:
             "Memories in the danger zone - fading but not yet forgotten - highest review "
             "priority first. Use it when the user asks what they may be forgetting, or at a "
             "natural pause: bring up the ones that still matter and report them with "
-            "observe_memory_usage (or feedback). Answer: {items: [memories], total}.",
+            "observe_memory_usage (or feedback). updates lists proposed updates: a newer "
+            "memory that may replace an older one ({id, title, path, reason, by}); ask "
+            "the user, then supersede_memory (or unsupersede_memory with by's id to "
+            "dismiss). Answer: {items: [memories], total, updates}.",
             _schema("review", (), limit="How many items at most (1-1000, default 20)."),
             read_only=True,
         ),
@@ -300,6 +313,24 @@ def _lifecycle() -> list[ToolSpec]:
             _schema("restore", ("id",), id=REF),
         ),
         ToolSpec(
+            "supersede_memory", "Mark a memory as replaced by a newer one", "supersede",
+            "When a newer memory replaces an outdated one (the user confirmed a "
+            "possible_update_of, or says a fact changed): the old memory (id) keeps its note and "
+            "history, gains superseded_by, ranks below its successor in search, is never "
+            "promoted and fades; the newer one (by) gains supersedes. Answer: {superseded: "
+            "<the old memory>, by: <the new one>}.",
+            _schema("supersede", ("id", "by"), id=f"The outdated memory. {REF}",
+                    by=f"The memory that replaces it. {REF}"),
+        ),
+        ToolSpec(
+            "unsupersede_memory", "Undo a supersede", "unsupersede",
+            "Undo supersede_memory: the stale memory is current again (id: the stale memory, "
+            "or its successor). Given a memory with a possible_update_of the user rejected, it "
+            "dismisses that proposal. Answer: {unsuperseded: <the memory current again>, "
+            "successor, dismissed}.",
+            _schema("unsupersede", ("id",), id=REF),
+        ),
+        ToolSpec(
             "pin_memory", "Pin or unpin a memory", "pin",
             "Pin a memory so it is never forgotten, archived or merged away (pinned=true), or "
             "unpin it so it may fade again (pinned=false). Only when the user asks for it. "
@@ -322,7 +353,8 @@ def _lifecycle() -> list[ToolSpec]:
 
 ORDER = ("save_memory", "search_memory", "get_memory", "related_notes", "touch_memory",
          "observe_memory_usage", "review_queue", "feedback", "pin_memory", "sweep", "gc",
-         "promote_memory", "restore_memory", "reconcile", "list_clusters", "merge_cluster",
+         "promote_memory", "restore_memory", "supersede_memory", "unsupersede_memory",
+         "reconcile", "list_clusters", "merge_cluster",
          "stats")
 # the tools of mcp/memory_tools.py (which builds on the names above) come last, in its order
 from vaultmem.mcp.memory_tools import memory_tools  # noqa: E402

@@ -1,0 +1,52 @@
+"""Search prefers the current fact: a superseded memory ranks below its successor when both
+match, and carries `superseded_by` (the successor's id, path, title and uri) in the results.
+
+A small step on search's results after the memory re-rank (`Engine.search`); the relevance
+scores are not touched. The order rule is `core.supersede.prefer_successors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from vaultmem.core.ranking import Ranked
+from vaultmem.core.supersede import prefer_successors
+from vaultmem.engine.memory_notes import MemoryNote
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.shapes import JSON, SearchHit, obsidian_uri
+from vaultmem.index.catalog import Catalog
+
+
+def prefer_current(ranked: Sequence[Ranked], memories: Mapping[str, MemoryNote]) -> list[Ranked]:
+    """`ranked` with each superseded memory below its successor when both are listed."""
+    stale = {path: m.state.superseded_by for path, m in memories.items()
+             if m.state.superseded_by is not None}
+    if not stale:
+        return list(ranked)
+    path_of_id = {m.state.id: path for path, m in memories.items()}
+    successor = {path: path_of_id[new] for path, new in stale.items() if new in path_of_id}
+    return prefer_successors(ranked, lambda item: item.path, successor)
+
+
+def mark_superseded(hits: Sequence[SearchHit], memories: Mapping[str, MemoryNote],
+                    store: MemoryStore, catalog: Catalog, vault_name: str) -> list[SearchHit]:
+    """Each hit of a superseded memory with its successor; regular notes are never marked."""
+    return [replace(hit, superseded_by=successor_json(memory.state.superseded_by, store,
+                                                      catalog, vault_name))
+            if (memory := memories.get(hit.path)) is not None
+            and memory.state.superseded_by is not None else hit
+            for hit in hits]
+
+
+def successor_json(memory_id: str, store: MemoryStore, catalog: Catalog,
+                   vault_name: str) -> JSON:
+    """{id, path, title, uri} of a successor; path, title and uri are null when no note in the
+    vault carries its id any more."""
+    paths = catalog.paths_for_note_id(memory_id)
+    path = store.canonical(paths) if paths else None
+    record: Any = catalog.records_for([path]).get(path) if path else None
+    return {"id": memory_id, "path": path,
+            "title": record.title if record is not None else None,
+            "uri": obsidian_uri(vault_name, path) if path else None}

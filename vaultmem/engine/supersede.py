@@ -1,0 +1,122 @@
+"""Explicit updates: a newer memory supersedes a stale one, and the undo (`unsupersede`).
+
+Both notes are written through the memory store's `rewrite`, under its lock, from the notes as
+they are now: the successor's `stm_supersedes` first, then the stale memory's
+`stm_superseded_by` (so a memory is never marked stale without its successor naming it). Only
+`stm_*` lines change. The rules (what may supersede what) are `core.supersede`'s.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from vaultmem.core.supersede import (
+    SupersedeRefused,
+    dismissed,
+    forget_predecessor,
+    released,
+    supersede,
+)
+from vaultmem.engine.engine import Engine
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.shapes import JSON
+from vaultmem.errors import InvalidInput, NotFound
+
+
+def find_path(store: MemoryStore, memory_id: str | None) -> str | None:
+    """The note of the memory with this id, or None when no note in the vault has it."""
+    if memory_id is None:
+        return None
+    try:
+        return store.resolve(memory_id)
+    except (NotFound, InvalidInput):
+        return None
+
+
+class Superseder:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.store = engine.memories
+
+    def supersede(self, old_ref: str, new_ref: str, now: datetime) -> JSON:
+        """`new_ref` replaces `old_ref`: both notes gain their link; nothing else changes."""
+        old_path, new_path = self.store.resolve(old_ref), self.store.resolve(new_ref)
+        if old_path == new_path:
+            raise InvalidInput("a memory cannot supersede itself")
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            old, new = _pick(current, old_path), _pick(current, new_path)
+            check_writable(old)
+            check_writable(new)
+            try:
+                old_state, new_state = supersede(old.state, new.state)
+            except SupersedeRefused as exc:
+                raise InvalidInput(str(exc)) from None
+            return [Rewrite(new, new_state), Rewrite(old, old_state)]
+
+        written = self.store.rewrite([old_path, new_path], plan, strict=True)
+        self.engine.sync_paths([old_path, new_path])
+        new, old = written
+        return {"superseded": self.engine.view(old, now), "by": self.engine.view(new, now)}
+
+    def unsupersede(self, ref: str, now: datetime) -> JSON:
+        """Undo a supersede. Given the stale memory, it is current again; given a successor
+        (that is not itself superseded), the memory it replaced is current again."""
+        memory = self.store.load(ref)
+        if memory.state.superseded_by is not None:
+            stale_path, successor_id = memory.path, memory.state.superseded_by
+        elif memory.state.supersedes is not None:
+            stale_path = find_path(self.store, memory.state.supersedes) or ""
+            successor_id = memory.state.id
+            if not stale_path:  # the stale note is gone: only the successor's link is left
+                return self._drop_predecessor(memory.path, now)
+        elif memory.state.possible_update_of is not None:
+            return self._dismiss(memory.path, now)
+        else:
+            raise InvalidInput(f"{memory.path} is not superseded, supersedes nothing and has "
+                               "no proposed update: there is nothing to undo")
+        successor_path = find_path(self.store, successor_id)
+        paths = [stale_path] + ([successor_path] if successor_path else [])
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            stale = _pick(current, stale_path)
+            check_writable(stale)
+            writes = [Rewrite(stale, released(stale.state))]
+            successor = next((m for m in current if m.path == successor_path), None)
+            if successor is not None and successor.state.supersedes == stale.state.id:
+                writes.append(Rewrite(successor, forget_predecessor(successor.state,
+                                                                    stale.state.id)))
+            return writes
+
+        written = self.store.rewrite(paths, plan, strict=True)
+        self.engine.sync_paths(paths)
+        return {"unsuperseded": self.engine.view(written[0], now),
+                "successor": self.engine.view(written[1], now) if len(written) > 1 else None}
+
+    def _dismiss(self, path: str, now: datetime) -> JSON:
+        """The proposed update of the memory at `path` is not one: dropped."""
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            return [Rewrite(m, dismissed(m.state)) for m in current if m.path == path]
+
+        [written] = self.store.rewrite([path], plan, strict=True)
+        self.engine.sync_paths([path])
+        return {"unsuperseded": None, "successor": None,
+                "dismissed": self.engine.view(written, now)}
+
+    def _drop_predecessor(self, path: str, now: datetime) -> JSON:
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            memory = _pick(current, path)
+            stale_id = memory.state.supersedes or ""
+            return [Rewrite(memory, forget_predecessor(memory.state, stale_id))]
+
+        [written] = self.store.rewrite([path], plan, strict=True)
+        self.engine.sync_paths([path])
+        return {"unsuperseded": None, "successor": self.engine.view(written, now)}
+
+
+def _pick(current: list[MemoryNote], path: str) -> MemoryNote:
+    found = next((m for m in current if m.path == path), None)
+    if found is None:  # strict rewrites raise first; a note gone meanwhile lands here
+        raise NotFound(f"note {path!r} does not exist")
+    return found

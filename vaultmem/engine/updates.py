@@ -1,0 +1,175 @@
+"""Saving a memory that updates another: explicitly (`supersedes`), or detected and proposed.
+
+`Updates.save` wraps `Lifecycle.save`: the memory named by `supersedes` is checked before
+anything is written (bad input changes nothing), the new memory is saved through the intake
+gate, then the two are linked by the `Superseder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import PurePosixPath
+
+from vaultmem.core.intake import normalise_tags
+from vaultmem.core.memory import ARCHIVED
+from vaultmem.core.updates import best_update, same_scope, value_change
+from vaultmem.engine.lifecycle import (
+    NEAR_SHORTLIST,
+    NEAR_SHORTLIST_MARGIN,
+    Lifecycle,
+    _content_of,
+    normalise_text,
+)
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
+from vaultmem.engine.shapes import JSON
+from vaultmem.engine.supersede import Superseder
+from vaultmem.errors import InvalidInput
+
+# the note vectors' shortlist, as for near duplicates (a note vector also carries the title)
+SHORTLIST = NEAR_SHORTLIST
+SHORTLIST_MARGIN = NEAR_SHORTLIST_MARGIN
+
+
+@dataclass(frozen=True)
+class UpdateParams:
+    """When a save is proposed as an update of an existing memory; from Settings."""
+
+    update_cosine: float  # at least this close to an existing memory (and a value differs)
+    auto_supersede: bool  # apply a detected update without asking
+
+
+class Updates:
+    def __init__(self, lifecycle: Lifecycle, superseder: Superseder,
+                 params: UpdateParams) -> None:
+        self.lifecycle = lifecycle
+        self.engine = lifecycle.engine
+        self.superseder = superseder
+        self.params = params
+
+    def save(self, content: str, now: datetime, *, supersedes: str | None = None,
+             title: str | None = None, tags: Sequence[str] = (), type: str | None = None,
+             strength: float = 1.0, pinned: bool = False, source: str | None = None,
+             force: bool = False) -> JSON:
+        """A save that names the memory it replaces is never held back as a rewording of it,
+        and neither is one that changes a value of the similar memory: that is an update,
+        saved and proposed (or applied) like any detected update."""
+        old = self._replaceable(supersedes, content) if supersedes is not None else None
+        force = force or old is not None
+        answer = self.lifecycle.save(content, now, title=title, tags=tags, type=type,
+                                     strength=strength, pinned=pinned, source=source,
+                                     force=force)
+        if not force and self._changes_a_value(answer, content):
+            answer = self.lifecycle.save(content, now, title=title, tags=tags, type=type,
+                                         strength=strength, pinned=pinned, source=source,
+                                         force=True)
+        answer["superseded"] = None
+        answer["possible_update_of"] = None
+        saved_id = answer["memory"]["id"]
+        if old is not None and saved_id != old.state.id:
+            self._link(answer, old.path, now)
+        elif old is None and answer["created"]:
+            found = self.detect(content, tags, answer["memory"]["path"])
+            if found is not None:
+                update = {**_brief(self.engine.view(found[0], now)), "reason": found[1],
+                          "cosine": round(found[2], 4), "applied": False}
+                answer["possible_update_of"] = update
+                if self.params.auto_supersede:
+                    self._link(answer, found[0].path, now)
+                    update["applied"] = True
+                else:
+                    self._propose(answer, found[0].state.id, now)
+        return answer
+
+    def _changes_a_value(self, answer: JSON, content: str) -> bool:
+        """Whether a save held back as similar to a memory changes one of its values."""
+        similar = answer.get("similar")
+        if answer["created"] or similar is None:
+            return False
+        held = self.engine.memories.load(similar["path"])
+        return value_change(_content_of(held), content) is not None
+
+    def detect(self, content: str, tags: Sequence[str], saved_path: str
+               ) -> tuple[MemoryNote, str, float] | None:
+        """The live memory `content` most likely updates (core.updates), with the reason and
+        the cosine of the two texts; None when none does. Like the near-duplicate check, the
+        index's note vectors pick a shortlist whose own texts are then embedded."""
+        threshold = self.params.update_cosine
+        folder = self.engine.params.memory_folder
+        scoped = {m.path: m for m in self.engine.memories.iter_memories()
+                  if m.path != saved_path and m.state.status != ARCHIVED
+                  and m.state.superseded_by is None
+                  and same_scope(m.state.tags, normalise_tags(tags),
+                                 str(PurePosixPath(m.path).parent), folder)}
+        if not scoped:
+            return None
+        query = self.engine.embedder.embed_query(content)
+        ranked = sorted(((float(vector @ query), path)
+                         for path, vector in self.engine.note_vectors(scoped).items()),
+                        reverse=True)
+        shortlist = [scoped[path] for cosine, path in ranked[:SHORTLIST]
+                     if cosine >= threshold - SHORTLIST_MARGIN]
+        if not shortlist:
+            return None
+        texts = [_content_of(m) for m in shortlist]
+        cosines = self.engine.embedder.embed(texts) @ query
+        found = best_update([(m.path, text, float(c))
+                             for m, text, c in zip(shortlist, texts, cosines, strict=True)],
+                            content, threshold)
+        if found is None:
+            return None
+        path, reason, cosine = found
+        return scoped[path], reason, cosine
+
+    def proposals(self, now: datetime, *, limit: int = 20) -> list[JSON]:
+        """Detected updates not confirmed or dismissed yet (`stm_possible_update_of`, recorded
+        at save), newest first, for review. Read from the notes alone: no model, no index."""
+        live = {m.state.id: m for m in self.engine.memories.iter_memories()
+                if m.state.status != ARCHIVED and m.state.superseded_by is None}
+        found = []
+        for newer in live.values():
+            older = live.get(newer.state.possible_update_of or "")
+            if older is None:
+                continue  # linked, archived or gone since: nothing to propose
+            reason = value_change(_content_of(older), _content_of(newer))
+            found.append((newer.state.created, {
+                **_brief(self.engine.view(older, now)),
+                "reason": reason or "proposed when it was saved",
+                "by": _brief(self.engine.view(newer, now))}))
+        found.sort(key=lambda item: (item[0], item[1]["by"]["id"]), reverse=True)
+        return [item for _, item in found[:limit]]
+
+    def _propose(self, answer: JSON, old_id: str, now: datetime) -> None:
+        """Record the detected update in the new memory's note (`stm_possible_update_of`), so
+        review lists it until it is confirmed (supersede) or dismissed (unsupersede)."""
+        path = answer["memory"]["path"]
+
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            mine = [m for m in current if m.path == path and writable(m)]
+            return [Rewrite(m, replace(m.state, possible_update_of=old_id)) for m in mine]
+
+        written = self.engine.memories.rewrite([path], plan)
+        self.engine.sync_paths([path])
+        if written:
+            answer["memory"] = self.engine.view(written[0], now)
+
+    def _link(self, answer: JSON, old_path: str, now: datetime) -> None:
+        linked = self.superseder.supersede(old_path, answer["memory"]["id"], now)
+        answer["superseded"] = _brief(linked["superseded"])
+        answer["memory"] = linked["by"]
+
+    def _replaceable(self, ref: str, content: str) -> MemoryNote:
+        """The memory a save names in `supersedes`, checked before anything is written."""
+        old = self.engine.memories.load(ref)
+        if old.state.superseded_by is not None:
+            raise InvalidInput(f"memory {old.state.id} is already superseded by "
+                               f"{old.state.superseded_by}; supersede the current one")
+        if normalise_text(_content_of(old)) == normalise_text(content):
+            raise InvalidInput(f"the new text is the text of {old.path}: nothing to update")
+        return old
+
+
+def _brief(view: JSON) -> JSON:
+    return {"id": view["id"], "path": view["path"], "title": view["title"],
+            "uri": view["uri"]}

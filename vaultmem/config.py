@@ -102,7 +102,7 @@ class Settings:
     # daemon (SPEC §6)
     host: str = "127.0.0.1"
     port: int = 7345
-    debounce_ms: int = 300
+    debounce_ms: int = 150  # edit -> searchable is this plus indexing the note
     flush_interval_seconds: float = 30.0
     sweep_interval_minutes: float = 60.0
     consolidate_interval_hours: float = 24.0

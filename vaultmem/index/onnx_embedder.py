@@ -8,8 +8,8 @@ in about a second and stays small.
 
 Memory for a daemon that runs all day: one session with one intra-op thread that never spins,
 no memory arena (the arena keeps every batch's peak for good), small batches (a 16 x 256-token
-batch took RSS to ~700 MB, 4 x 256 to ~350), and after each bulk call the C heap is trimmed, as
-glibc keeps freed activations otherwise.
+batch took RSS to ~700 MB, 4 x 256 to ~350). The daemon fixes glibc's mmap threshold, so large
+activations are returned when freed, and trims the heap after its writes (daemon/native.py).
 """
 
 from __future__ import annotations
@@ -82,7 +82,6 @@ class OnnxEmbedder:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for piece, future in zip(pieces, futures, strict=True):
             out[piece] = future.result()
-        thread.submit(inference.BULK, trim_heap)
         return out
 
     def embed_query(self, text: str) -> Vector:

@@ -469,12 +469,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--runtimes", default="onnx,torch",
                         help="model runtimes to measure side by side (default: onnx,torch)")
     parser.add_argument("--churn", type=int, help="edits in the churn (default 1000; quick 60)")
+    parser.add_argument("--chunks", type=int, help="generated vault size (default 10000; quick "
+                        "1500)")
     args = parser.parse_args(argv)
     args.runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
-    churn_edits = args.churn
+    churn_edits, chunks = args.churn, args.chunks
     full = not args.quick
     args.pool_notes = 300 if full else 40
-    args.chunks = 10000 if full else 1500
+    args.chunks = chunks or (10000 if full else 1500)
     args.memories = 50 if full else 20
     args.cold_runs = 3 if full else 1
     args.searches = 100 if full else 30

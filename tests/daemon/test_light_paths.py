@@ -13,7 +13,7 @@ import pytest
 from tests.harness.daemon import REAL_MODEL, DaemonProcess, wait_until
 from tests.harness.sample_vault import redated_sample_vault
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(900)
 
 HEAVY = ("lancedb", "pyarrow", "onnxruntime", "tokenizers", "torch", "sentence_transformers",
          "transformers", "numpy")
@@ -61,7 +61,7 @@ def test_a_daemon_on_the_onnx_runtime_serves_and_follows_edits_without_torch(
     vault = redated_sample_vault(tmp_path / "vault")
     daemon = DaemonProcess(vault, tmp_path / "data", settings=REAL_MODEL,
                            VAULTMEM_EMBEDDING_RUNTIME="onnx")
-    daemon.start()
+    daemon.start(600)  # the first index with the real model (~80 s on a loaded 2-core box)
     try:
         client = daemon.client
         assert client is not None and daemon.proc is not None

@@ -42,8 +42,8 @@ def _heavy_imports(env: dict[str, str], commands: list[list[str]]) -> tuple[list
 def test_the_cli_beside_a_daemon_imports_no_model_runtime_and_no_lancedb(tmp_path: Path) -> None:
     vault = redated_sample_vault(tmp_path / "vault")
     daemon = DaemonProcess(vault, tmp_path / "data")
-    daemon.start()
     try:
+        daemon.start()
         heavy, out = _heavy_imports(daemon.env, [["search", "sourdough starter"], ["status"],
                                                  ["search", "backups", "--json"]])
     finally:
@@ -61,8 +61,8 @@ def test_a_daemon_on_the_onnx_runtime_serves_and_follows_edits_without_torch(
     vault = redated_sample_vault(tmp_path / "vault")
     daemon = DaemonProcess(vault, tmp_path / "data", settings=REAL_MODEL,
                            VAULTMEM_EMBEDDING_RUNTIME="onnx")
-    daemon.start(600)  # the first index with the real model (~80 s on a loaded 2-core box)
     try:
+        daemon.start(600)  # the first index with the real model (~80 s on a loaded 2-core box)
         client = daemon.client
         assert client is not None and daemon.proc is not None
         daemon.wait_ready(600, model=True)

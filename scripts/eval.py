@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -46,7 +47,8 @@ from eval_sets import (
 )
 from eval_support import CachedEmbedder, mean, table
 
-from vaultmem.app import App
+from vaultmem.app import App, embedder_options
+from vaultmem.config import Settings
 from vaultmem.engine.engine import SearchFilters
 from vaultmem.index.embedders import make_embedder
 
@@ -256,13 +258,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="embedding cache folder (default: bench-out/eval-cache)")
     parser.add_argument("--layout", action="append", choices=LAYOUTS,
                         help="LoCoMo layout(s) to build (default: every layout)")
+    parser.add_argument("--runtime", choices=("auto", "onnx", "torch"), default="auto",
+                        help="the model runtime (embedding_runtime); its vectors are cached "
+                        "apart, in a sub-folder of --cache")
     args = parser.parse_args(argv)
     layouts = args.layout or list(LAYOUTS)
 
     say(f"vaultmem retrieval evaluation — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     for line in machine_lines():
         say(line)
-    embedder = CachedEmbedder(make_embedder("default"), args.cache)
+    settings = replace(Settings(), embedding_runtime=args.runtime)
+    real = make_embedder("default", embedder_options(settings))
+    say(f"model runtime: {getattr(real, 'runtime', '?')} (--runtime {args.runtime})")
+    embedder = CachedEmbedder(real, args.cache / getattr(real, "runtime", "other"))
     if args.per_query:
         args.per_query.write_text("", encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="vaultmem-eval-") as tmp:

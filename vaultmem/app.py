@@ -37,7 +37,7 @@ from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.updates import UpdateParams, Updates
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
-from vaultmem.index.embedders import make_embedder
+from vaultmem.index.embedders import EmbedderOptions, make_embedder
 from vaultmem.index.identity import identity_problem, index_exists
 from vaultmem.vault.ignore import IgnoreRules
 
@@ -225,6 +225,23 @@ def index_options(settings: Settings) -> IndexOptions:
                         metadata_cache_mb=s.metadata_cache_mb)
 
 
+def embedder_options(settings: Settings) -> EmbedderOptions:
+    s = settings
+    return EmbedderOptions(
+        runtime=s.embedding_runtime, cache=s.model_cache(), query_prompt=s.embedding_query_prompt,
+        passage_prompt=s.embedding_passage_prompt, threads=s.embedding_threads,
+        batch_size=s.embedding_batch_size,
+    )
+
+
+def prepare_model(settings: Settings) -> str:
+    """Load the configured model once, making its ONNX file if it has none yet (scripts/setup
+    does this, so that the daemon's first start does not wait for the export)."""
+    embedder = make_embedder(settings.embedding_model, embedder_options(settings))
+    embedder.embed_query("ready")
+    return f"{embedder.name} on {getattr(embedder, 'runtime', 'its own runtime')}"
+
+
 def indexer_options(settings: Settings) -> IndexerOptions:
     s = settings
     return IndexerOptions(chunk_max_chars=s.chunk_max_chars, chunk_min_chars=s.chunk_min_chars)
@@ -240,7 +257,7 @@ def build_app(
     rules = IgnoreRules.from_vault(root, extra_folders=settings.ignore_folders,
                                    max_note_bytes=settings.max_note_bytes)
     catalog = Catalog(data_dir / "catalog.sqlite3")
-    embedder = embedder or make_embedder(settings.embedding_model)
+    embedder = embedder or make_embedder(settings.embedding_model, embedder_options(settings))
     index = LazyIndex(data_dir / "lance", embedder.name, index_options(settings))
     indexer = Indexer(root, rules, catalog, index, embedder, indexer_options(settings))
     device = device_id(data_dir, settings.device_id)

@@ -48,6 +48,12 @@ class Settings:
 
     # index and embeddings
     embedding_model: str = "default"
+    embedding_runtime: str = "auto"  # auto (ONNX when it can run the model), onnx or torch
+    embedding_query_prompt: str = ""  # "": the model directory's own prompts, if it has any
+    embedding_passage_prompt: str = ""
+    embedding_threads: int = 1  # the ONNX runtime's intra-op threads
+    embedding_batch_size: int = 4  # texts per ONNX call: bigger batches inflate RSS
+    model_cache_dir: Path | None = None  # default: <user data dir>/models
     chunk_max_chars: int = 1000
     chunk_min_chars: int = 200
     optimize_every_writes: int = 50
@@ -102,7 +108,7 @@ class Settings:
     # daemon (SPEC §6)
     host: str = "127.0.0.1"
     port: int = 7345
-    debounce_ms: int = 300
+    debounce_ms: int = 150  # edit -> searchable is this plus indexing the note
     flush_interval_seconds: float = 30.0
     sweep_interval_minutes: float = 60.0
     consolidate_interval_hours: float = 24.0
@@ -134,6 +140,12 @@ class Settings:
         digest = hashlib.sha1(str(vault).encode()).hexdigest()[:10]
         slug = re.sub(r"[^A-Za-z0-9_-]+", "-", vault.name).strip("-") or "vault"
         return Path(platformdirs.user_data_dir(APP_NAME)) / "vaults" / f"{slug}-{digest}"
+
+    def model_cache(self) -> Path:
+        """Where ONNX files made from local models are kept (shared by every vault)."""
+        if self.model_cache_dir is not None:
+            return self.model_cache_dir
+        return Path(platformdirs.user_data_dir(APP_NAME)) / "models"
 
 
 _INTERNAL = {"unknown_keys", "source"}
@@ -230,7 +242,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
 def _coerce(key: str, raw: Any, where: str) -> Any:
     default = getattr(_DEFAULTS, key)
     try:
-        if key in ("vault", "data_dir"):
+        if key in ("vault", "data_dir", "model_cache_dir"):
             return Path(str(raw)).expanduser() if str(raw) else None
         if key == "type_half_lives":
             return MappingProxyType(_parse_half_lives(raw))
@@ -293,13 +305,17 @@ def _validate(s: Settings) -> None:
                 "sweep_interval_minutes", "consolidate_interval_hours",
                 "optimize_interval_minutes", "max_write_pause_seconds", "max_note_bytes",
                 "strength_max", "index_cache_mb", "metadata_cache_mb",
-                "reconcile_interval_minutes")
+                "reconcile_interval_minutes", "embedding_threads", "embedding_batch_size")
     problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
     unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
             "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold",
             "similar_memory_cosine", "update_cosine")
     problems += [f"{name} must be between 0 and 1" for name in unit
                  if not 0.0 <= getattr(s, name) <= 1.0]
+    if s.embedding_runtime not in ("auto", "onnx", "torch"):
+        problems.append(
+            f"embedding_runtime must be auto, onnx or torch, not {s.embedding_runtime!r}"
+        )
     if s.resave_window_hours < 0:
         problems.append("resave_window_hours must not be negative (0: every save counts)")
     if not 0 <= s.port < 65536:

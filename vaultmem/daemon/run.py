@@ -194,17 +194,26 @@ class Daemon:
     def _startup(self) -> None:
         """Remove temp files an interrupted write left behind, replay pending usage writes,
         reconcile the index with the vault, warm the model."""
+        if self.app is not None:  # the model loads beside the reconcile, not after it
+            self._spawn("vaultmem-model", self._load_model)
         try:
             if self.app is not None:
                 for path in remove_stale_temp_files(self.app.root):
                     log.info("removed %s, left by an interrupted write", path)
             self._flush_quietly()
             self.reindex(full=False)
-            if not self._stop.is_set() and self.app is not None:
-                _ = self.app.embedder.dim  # load the model now, not on the first search
         except Exception as exc:
             log.exception("start-up indexing failed")
             self.progress.error = str(exc)
+
+    def _load_model(self) -> None:
+        """Load the model now, not on the first search (on the inference thread, while the
+        start-up thread opens the index: ~0.3 s for the ONNX runtime, several for torch)."""
+        try:
+            if self.app is not None and not self._stop.is_set():
+                _ = self.app.embedder.dim
+        except Exception:
+            log.exception("loading the embedding model failed")
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():

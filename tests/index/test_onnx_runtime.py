@@ -1,0 +1,195 @@
+"""The ONNX runtime: choosing it, the model directory's facts and prompts, the ONNX file cache,
+and (marked `model`) the same vectors as torch without importing torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vaultmem.errors import ConfigError
+from vaultmem.index.embedders import (
+    EmbedderOptions,
+    FakeEmbedder,
+    PromptedEmbedder,
+    SentenceTransformerEmbedder,
+    make_embedder,
+)
+from vaultmem.index.model_files import read_model_files
+from vaultmem.index.onnx_cache import MANIFEST, ONNX_NAME, is_verified, model_key
+from vaultmem.index.onnx_embedder import OnnxEmbedder
+
+
+def _options(tmp_path: Path, runtime: str = "auto", query: str = "",
+             passage: str = "") -> EmbedderOptions:
+    return EmbedderOptions(runtime=runtime, cache=tmp_path / "models", query_prompt=query,
+                           passage_prompt=passage, threads=1, batch_size=4)
+
+
+def _model_dir(tmp_path: Path, *, prompts: dict[str, str] | None = None,
+               tokenizer: bool = True, pooling: str = "mean") -> Path:
+    """A model directory's configuration files (no weights: nothing here loads it)."""
+    model = tmp_path / "e5-like"
+    (model / "1_Pooling").mkdir(parents=True)
+    modules = [{"idx": 0, "name": "0", "path": "",
+                "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling",
+                "type": "sentence_transformers.models.Pooling"}]
+    (model / "modules.json").write_text(json.dumps(modules))
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 512}))
+    (model / "1_Pooling" / "config.json").write_text(json.dumps(
+        {"pooling_mode_mean_tokens": pooling == "mean", "pooling_mode_cls_token": pooling == "cls",
+         "pooling_mode_max_tokens": pooling == "max"}))
+    if prompts is not None:
+        (model / "config_sentence_transformers.json").write_text(json.dumps({"prompts": prompts}))
+    if tokenizer:
+        (model / "tokenizer.json").write_text("{}")
+    return model
+
+
+def test_fake_embedder_with_prompts_embeds_the_prompted_texts(tmp_path: Path) -> None:
+    embedder = make_embedder("fake:128", _options(tmp_path, query="query: ", passage="passage: "))
+    plain = FakeEmbedder(128)
+    assert isinstance(embedder, PromptedEmbedder)
+    np.testing.assert_array_equal(embedder.embed_query("sourdough"),
+                                  plain.embed_query("query: sourdough"))
+    np.testing.assert_array_equal(embedder.embed(["starter feeding"]),
+                                  plain.embed(["passage: starter feeding"]))
+    assert not np.array_equal(embedder.embed_query("sourdough"), plain.embed_query("sourdough"))
+    # the prompts change every vector, so they are part of the index's identity
+    assert embedder.name != plain.name and "query: " in embedder.name
+    assert make_embedder("fake:128", _options(tmp_path)).name == plain.name
+
+
+def test_a_model_directory_brings_its_prompts_and_settings_override_them(
+    tmp_path: Path,
+) -> None:
+    model = _model_dir(tmp_path, prompts={"query": "query: ", "passage": "passage: "})
+    files = read_model_files(model)
+    assert (files.query_prompt, files.passage_prompt) == ("query: ", "passage: ")
+    assert files.max_tokens == 512 and files.pooling == "mean" and files.onnx_problem is None
+    embedder = make_embedder(str(model), _options(tmp_path, runtime="torch"))
+    assert isinstance(embedder, PromptedEmbedder)
+    assert isinstance(embedder.inner, SentenceTransformerEmbedder)
+    assert (embedder.query_prompt, embedder.passage_prompt) == ("query: ", "passage: ")
+    assert not embedder.loaded  # nothing loaded to know all this
+    chosen = make_embedder(str(model), _options(tmp_path, runtime="torch", query="search: "))
+    assert isinstance(chosen, PromptedEmbedder) and chosen.query_prompt == "search: "
+    assert chosen.passage_prompt == "passage: "
+    document = _model_dir(tmp_path / "doc", prompts={"document": "doc: "})
+    assert read_model_files(document).passage_prompt == "doc: "
+
+
+def test_runtime_choice(tmp_path: Path) -> None:
+    model = _model_dir(tmp_path)
+    auto = make_embedder(str(model), _options(tmp_path))
+    assert isinstance(auto, OnnxEmbedder) and auto.runtime == "onnx" and not auto.loaded
+    assert auto.name == str(model.resolve())  # the same identity as the torch runtime's
+    assert make_embedder(str(model), _options(tmp_path, runtime="torch")).name == auto.name
+    default = make_embedder("default", _options(tmp_path))
+    assert isinstance(default, OnnxEmbedder)
+    assert default.name == make_embedder("default").name  # an index built by torch is kept
+    # no tokenizer.json, or a pooling numpy does not do: no ONNX form
+    bare = _model_dir(tmp_path / "bare", tokenizer=False)
+    assert isinstance(make_embedder(str(bare), _options(tmp_path)), SentenceTransformerEmbedder)
+    with pytest.raises(ConfigError, match=r"tokenizer\.json"):
+        make_embedder(str(bare), _options(tmp_path, runtime="onnx"))
+    maxed = _model_dir(tmp_path / "max", pooling="max")
+    with pytest.raises(ConfigError, match="pooling"):
+        make_embedder(str(maxed), _options(tmp_path, runtime="onnx"))
+    with pytest.raises(ConfigError, match="not a local model directory"):
+        make_embedder("org/some-model", _options(tmp_path, runtime="onnx"))
+
+
+def test_model_key_is_the_content_hash_and_follows_changes(tmp_path: Path) -> None:
+    model = _model_dir(tmp_path)
+    cache = tmp_path / "models"
+    first = model_key(cache, model)
+    assert model_key(cache, model) == first  # from the recorded stamp
+    (model / "README.md").write_text("docs do not change the model")
+    assert model_key(cache, model) == first
+    (model / "tokenizer.json").write_text('{"changed": true}')
+    assert model_key(cache, model) != first
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for file in model.rglob("*"):
+        if file.is_file():
+            target = copy / file.relative_to(model)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(file.read_bytes())
+    assert model_key(cache, copy) == model_key(cache, model)  # by content, not by place
+
+
+def test_an_onnx_file_must_match_its_manifest(tmp_path: Path) -> None:
+    import hashlib
+
+    folder = tmp_path / "key"
+    folder.mkdir()
+    assert not is_verified(folder)
+    data = b"not really a model, but bytes with a manifest"
+    (folder / ONNX_NAME).write_bytes(data)
+    assert not is_verified(folder)  # an export that did not finish has no manifest
+    (folder / MANIFEST).write_text(json.dumps(
+        {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}))
+    assert is_verified(folder)
+    (folder / ONNX_NAME).write_bytes(data[:-1] + b"!")
+    assert not is_verified(folder)
+    (folder / MANIFEST).write_text("{broken")
+    assert not is_verified(folder)
+
+
+# ---- the real model ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+def test_onnx_gives_torchs_vectors_and_rebuilds_a_corrupt_file(model_cache: Path) -> None:
+    options = EmbedderOptions(runtime="onnx", cache=model_cache, query_prompt="",
+                              passage_prompt="", threads=1, batch_size=3)
+    onnx = make_embedder("default", options)
+    torch_runtime = make_embedder("default")
+    texts = ["the cat sat on the mat", "a kitten resting on a rug", "",
+             "quarterly tax filing deadline " * 80, "Sauerteig füttern 🍞", "x"]
+    a, b = onnx.embed(texts), torch_runtime.embed(texts)
+    assert a.shape == b.shape == (6, 384) and a.dtype == np.float32
+    assert float((a * b).sum(1).min()) > 0.99999
+    query = "how do I feed a sourdough starter"
+    assert float(onnx.embed_query(query) @ torch_runtime.embed_query(query)) > 0.99999
+    (onnx_file,) = model_cache.glob(f"*/{ONNX_NAME}")
+    with onnx_file.open("r+b") as handle:
+        handle.seek(4096)
+        handle.write(b"\xff" * 16)
+    again = make_embedder("default", options)
+    np.testing.assert_allclose(again.embed(texts[:2]), a[:2], atol=1e-5)  # rebuilt, verified
+    assert is_verified(onnx_file.parent)
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+def test_the_onnx_runtime_imports_neither_torch_nor_sentence_transformers(
+    model_cache: Path,
+) -> None:
+    make_embedder("default", EmbedderOptions(
+        runtime="onnx", cache=model_cache, query_prompt="", passage_prompt="", threads=1,
+        batch_size=4)).embed_query("warm the cache")  # the export itself needs torch
+    code = (
+        "import sys; from pathlib import Path;"
+        "from vaultmem.index.embedders import EmbedderOptions, make_embedder;"
+        f"o = EmbedderOptions('auto', Path({str(model_cache)!r}), '', '', 1, 4);"
+        "e = make_embedder('default', o); e.embed(['a chunk', 'another']);"
+        "e.embed_query('a query');"
+        "print(type(e).__name__, sorted(m for m in ('torch', 'sentence_transformers',"
+        " 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300)
+    assert out.stdout.strip() == "OnnxEmbedder []"

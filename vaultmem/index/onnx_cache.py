@@ -1,0 +1,117 @@
+"""The ONNX files of local models, made here, kept by the model's content hash, never downloaded.
+
+Layout under the cache folder (by default `<user data dir>/models`):
+
+    sources.json                  model dir -> the stamp (names, sizes, mtimes) and content hash
+    <content hash>/model.onnx     the exported transformer (fp32)
+    <content hash>/manifest.json  the ONNX file's SHA-256 and size, written after the export
+
+A model directory is hashed once; later starts compare its stamp (cheap) and reuse the hash.
+The ONNX file is checked against its manifest on every load (its bytes are read to build the
+session anyway); missing, corrupt or unfinished, it is exported again, in a child process so
+that the caller never imports torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from vaultmem.errors import IndexError_
+from vaultmem.index.model_files import content_hash, stamp
+
+ONNX_NAME = "model.onnx"
+MANIFEST = "manifest.json"
+SOURCES = "sources.json"
+_LOCK = threading.Lock()
+
+
+def model_key(cache: Path, model_dir: Path) -> str:
+    """The model's content hash, recomputed only when its files' stamp changed."""
+    sources_path = cache / SOURCES
+    try:
+        sources = json.loads(sources_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        sources = {}
+    entry = sources.get(str(model_dir)) if isinstance(sources, dict) else None
+    current = stamp(model_dir)
+    if isinstance(entry, dict) and entry.get("stamp") == current and entry.get("hash"):
+        return str(entry["hash"])
+    key = content_hash(model_dir)
+    sources = sources if isinstance(sources, dict) else {}
+    sources[str(model_dir)] = {"stamp": current, "hash": key}
+    _write_atomic(sources_path, json.dumps(sources, indent=1).encode("utf-8"))
+    return key
+
+
+def onnx_file(cache: Path, model_dir: Path) -> Path:
+    """The verified ONNX file of `model_dir`, exported first if missing or corrupt."""
+    with _LOCK:
+        folder = cache / model_key(cache, model_dir)[:32]
+        if not is_verified(folder):
+            export_into(folder, model_dir)
+            if not is_verified(folder):
+                raise IndexError_(f"the ONNX export of {model_dir} failed its check")
+        return folder / ONNX_NAME
+
+
+def is_verified(folder: Path) -> bool:
+    """Whether the ONNX file matches the manifest written when it was exported (its bytes are
+    read through once; the session reads them again from the page cache)."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        digest, size = hashlib.sha256(), 0
+        with (folder / ONNX_NAME).open("rb") as handle:
+            while block := handle.read(1 << 20):
+                digest.update(block)
+                size += len(block)
+    except (OSError, ValueError):
+        return False
+    return (isinstance(manifest, dict) and manifest.get("size") == size
+            and manifest.get("sha256") == digest.hexdigest())
+
+
+def export_into(folder: Path, model_dir: Path) -> None:
+    """Export in a child process to a temporary file, then publish file and manifest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MANIFEST).unlink(missing_ok=True)  # no manifest: not a usable export
+    handle, temp_name = tempfile.mkstemp(dir=folder, prefix=".export-", suffix=".onnx")
+    os.close(handle)
+    temp = Path(temp_name)
+    try:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultmem.index.onnx_export", str(model_dir), str(temp)],
+            capture_output=True, text=True, env=env, check=False,
+        )
+        if done.returncode != 0:
+            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise IndexError_(f"cannot export {model_dir} to ONNX: {tail}")
+        digest = hashlib.sha256()
+        with temp.open("rb") as exported:
+            while block := exported.read(1 << 20):
+                digest.update(block)
+        size = temp.stat().st_size
+        os.replace(temp, folder / ONNX_NAME)
+        manifest = {"sha256": digest.hexdigest(), "size": size, "source": str(model_dir)}
+        _write_atomic(folder / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,165 @@
+"""The ONNX runtime: a local sentence-transformers model served by ONNX Runtime and tokenizers.
+
+fp32, and the same steps sentence-transformers takes (its tokenizer, truncation at the model's
+max_seq_length, the transformer, mean or CLS pooling over the attention mask, L2 normalising),
+so the vectors are those of the torch runtime (cosine >= 0.9999999) and an index built by one
+serves the other. Neither torch nor sentence-transformers is imported here: the process starts
+in about a second and stays small.
+
+Memory for a daemon that runs all day: one session with one intra-op thread that never spins,
+no memory arena (the arena keeps every batch's peak for good), small batches (a 16 x 256-token
+batch took RSS to ~700 MB, 4 x 256 to ~350). The daemon fixes glibc's mmap threshold, so large
+activations are returned when freed, and trims the heap after its writes (daemon/native.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultmem.errors import IndexError_
+from vaultmem.index import inference
+from vaultmem.index.base import Vector
+from vaultmem.index.model_files import ModelFiles
+
+
+def onnx_available() -> bool:
+    """Whether onnxruntime and tokenizers are installed (found without importing them)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None
+               for name in ("onnxruntime", "tokenizers"))
+
+
+class OnnxEmbedder:
+    """Embeds on the process's inference thread, like the torch runtime: a query waits for at
+    most one bulk batch. The model loads on first use (thread-safe)."""
+
+    def __init__(self, name: str, files: ModelFiles, cache: Path, *, threads: int = 1,
+                 batch_size: int = 4) -> None:
+        self.name = name
+        self.runtime = "onnx"
+        self._files = files
+        self._cache = cache
+        self._threads = max(1, threads)
+        self._batch_size = max(1, batch_size)
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._inputs: tuple[str, ...] = ()
+        self._dim: int | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            inference.shared().run(inference.QUERY, self._ensure_loaded)
+        assert self._dim is not None
+        return self._dim
+
+    def load(self) -> None:
+        """Load now (the daemon does this at start, beside opening the index)."""
+        inference.shared().run(inference.QUERY, self._ensure_loaded)
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))  # less padding
+        thread = inference.shared()
+        pieces = [order[start : start + self._batch_size]
+                  for start in range(0, len(order), self._batch_size)]
+        futures = [thread.submit(inference.BULK, self._encode, [texts[i] for i in piece])
+                   for piece in pieces]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for piece, future in zip(pieces, futures, strict=True):
+            out[piece] = future.result()
+        return out
+
+    def embed_query(self, text: str) -> Vector:
+        vector: Vector = inference.shared().run(inference.QUERY, self._encode, [text])[0]
+        return vector
+
+    def _encode(self, texts: list[str]) -> Vector:
+        self._ensure_loaded()
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.array([e.type_ids for e in encoded], dtype=np.int64)
+        hidden = self._session.run(None, feed)[0]
+        return _pool(hidden, mask, self._files)
+
+    def _ensure_loaded(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is None:
+                self._load()
+
+    def _load(self) -> None:
+        from vaultmem.index.onnx_cache import onnx_file
+
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise IndexError_(f"the ONNX runtime is not installed: {exc}") from exc
+        tokenizer = Tokenizer.from_file(str(self._files.path / "tokenizer.json"))
+        tokenizer.enable_truncation(self._files.max_tokens)
+        padding = tokenizer.padding or {}
+        tokenizer.enable_padding(pad_id=int(padding.get("pad_id", 0)),
+                                 pad_token=str(padding.get("pad_token", "[PAD]")))
+        path = onnx_file(self._cache, self._files.path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self._threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.enable_cpu_mem_arena = False
+        options.log_severity_level = 3
+        try:
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise IndexError_(f"cannot load the ONNX model of {self._files.path}: {exc}") from exc
+        self._inputs = tuple(i.name for i in session.get_inputs())
+        self._tokenizer = tokenizer
+        self._session = session
+        self._dim = int(self._encode(["a"]).shape[1])
+        trim_heap()
+
+
+def _pool(hidden: Any, mask: Any, files: ModelFiles) -> Vector:
+    if files.pooling == "cls":
+        vectors = hidden[:, 0]
+    else:
+        weights = mask[..., None].astype(np.float32)
+        vectors = (hidden * weights).sum(1) / np.clip(weights.sum(1), 1e-9, None)
+    norms = np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+    # vaultmem compares by cosine: its vectors are unit length whether the model normalises
+    out: Vector = np.ascontiguousarray(vectors / norms, dtype=np.float32)
+    return out
+
+
+_LIBC: list[Any] = []
+
+
+def trim_heap() -> None:
+    """Give freed C heap back to the system (glibc keeps a batch's peak otherwise)."""
+    if not _LIBC:
+        name = ctypes.util.find_library("c")
+        try:
+            libc = ctypes.CDLL(name) if name else None
+        except OSError:
+            libc = None
+        _LIBC.append(libc if libc is not None and hasattr(libc, "malloc_trim") else None)
+    if _LIBC[0] is not None:
+        _LIBC[0].malloc_trim(0)

@@ -38,6 +38,7 @@ from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.search_context import query_context
 from vaultmem.engine.shapes import JSON, SearchHit, coverage_json, memory_json, search_json
+from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.catalog import Catalog
@@ -131,7 +132,7 @@ class Engine:
         self._index = index
         self.embedder = embedder
         self.params = params
-        self._sync_lock = threading.RLock()  # one index writer at a time
+        self._gate = SyncGate(indexer)  # one index writer at a time
         self._written: dict[str, Note] = {}  # flushed notes the catalog has not recorded yet
         self._written_lock = threading.Lock()
         self.filters = FilterIndex(catalog)
@@ -139,10 +140,7 @@ class Engine:
     # indexing -----------------------------------------------------------------------------
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        with self._sync_lock:
-            if full:
-                return self.indexer.rebuild(progress)
-            return self.indexer.sync(progress=progress)
+        return self._gate.reindex(full=full, progress=progress)
 
     def flush_usage(self) -> FlushReport:
         """Write the journal's pending uses into their notes (the daemon's flush job) and record
@@ -163,8 +161,12 @@ class Engine:
         flush wrote is taken as written while its file is (see Indexer.sync)."""
         with self._written_lock:
             written = {p: self._written.pop(p) for p in paths if p in self._written}
-        with self._sync_lock:
-            return self.indexer.sync(paths=paths, written=written)
+        return self._gate.sync_paths(paths, written)
+
+    def indexing(self) -> JSON:
+        """What the index writer is doing: the running syncs' notes done / total, the note
+        embedded in slices, and `waiting`: paths left for the writer by other callers."""
+        return {**self.indexer.progress.snapshot(), "waiting": self._gate.queued()}
 
     # reading ------------------------------------------------------------------------------
 

@@ -344,13 +344,14 @@ class Indexer:
         for n, path in enumerate(paths):
             note = self._note(path, parsed)
             chunks = self._chunks(note)
-            if pending and pending_chunks + len(chunks) > self.options.batch_chunks:
-                # a large note is embedded on its own, after the batch before it is written
+            alone = len(chunks) > SLICE_CHUNKS
+            if pending and (alone or pending_chunks + len(chunks) > self.options.batch_chunks):
+                # a note embedded in slices goes on its own, after the batch before it
                 yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
                 pending, pending_chunks, first_unwritten = [], 0, n
             pending.append((note, chunks))
             pending_chunks += len(chunks)
-            if pending_chunks >= self.options.batch_chunks:
+            if alone or pending_chunks >= self.options.batch_chunks:
                 yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
                 pending, pending_chunks, first_unwritten = [], 0, n + 1
         if pending:

@@ -200,3 +200,31 @@ def test_a_failing_sync_let_in_between_fails_its_caller_only(
         big.join(WAIT_S)
     assert [str(e) for e in errors] == ["disk on fire"]
     assert big_done and big_done[0].added == 1
+
+
+def test_a_sync_takes_changes_from_a_queue_on_its_own_thread(parts: tuple[
+        Path, Catalog, Indexer, GatedEmbedder]) -> None:
+    """The watcher's thread may be the one embedding the large note: the gate takes its next
+    batch from the watcher's queue between slices, not only from other waiting callers."""
+    vault, catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 2))
+    write(vault, "notes/queued.md", "# Queued\n\nWritten while the large note embeds.\n")
+    queue = {"notes/queued.md", BIG}
+    offered: list[frozenset[str]] = []
+    reports: list[tuple[SyncReport, bool]] = []
+
+    def take(unwritten: frozenset[str]) -> tuple[Collection[str], dict[str, object]] | None:
+        offered.append(unwritten)
+        paths = {p for p in queue if p not in unwritten}
+        queue.difference_update(paths)
+        return (paths, {}) if paths else None
+    gate.let_in(take, lambda report: reports.append(  # type: ignore[arg-type]
+        (report, BIG in catalog.records_for([BIG]))))
+    for _ in range(10):
+        embedder.allowed.release()
+    big = gate.sync_paths([BIG], {})
+    assert big.added == 1
+    assert offered and offered[0] == frozenset({BIG})
+    assert [(r.added, written) for r, written in reports] == [(1, False)]  # before the big one
+    assert queue == {BIG}  # still queued: the running sync had it to write

@@ -103,6 +103,9 @@ class Daemon:
             debounce_s=params.debounce_s,
         )
         self.watcher.start()
+        # a long sync (a large note, the first index) takes the watcher's next batches
+        # between its slices: the watcher's own thread may be the one running it
+        app.engine.let_in(self.watcher.take_due, self._after_batch)
         self._spawn("vaultmem-startup", self._startup)
         self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
                                    max_pause_s=params.max_write_pause_s)
@@ -206,9 +209,12 @@ class Daemon:
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
-            self._settle_moves(self.app.engine.sync_paths(paths))
-            self._trimmer.maybe_trim()  # every write, ours too, comes back here as a batch
-            self._settled.poke()
+            self._after_batch(self.app.engine.sync_paths(paths))
+
+    def _after_batch(self, report: SyncReport) -> None:
+        self._settle_moves(report)
+        self._trimmer.maybe_trim()  # every write, ours too, comes back here as a batch
+        self._settled.poke()
 
     def _settle_moves(self, report: SyncReport) -> None:
         """Notes moved by hand out of (or into) the archive folder are restored (archived)."""

@@ -159,9 +159,20 @@ class Engine:
     def sync_paths(self, paths: Collection[str]) -> SyncReport:
         """Sync just these paths (the watcher's batches, vaultmem's own writes); a note the
         flush wrote is taken as written while its file is (see Indexer.sync)."""
+        return self._gate.sync_paths(paths, self._take_written(paths))
+
+    def _take_written(self, paths: Collection[str]) -> dict[str, Note]:
         with self._written_lock:
-            written = {p: self._written.pop(p) for p in paths if p in self._written}
-        return self._gate.sync_paths(paths, written)
+            return {p: self._written.pop(p) for p in paths if p in self._written}
+
+    def let_in(self, take: Callable[[frozenset[str]], Collection[str]],
+               on_report: Callable[[SyncReport], None]) -> None:
+        """Between the slices of a long sync, also sync the paths `take` hands over (it is
+        given the paths that sync has yet to write): the watcher's next batches."""
+        def source(unwritten: frozenset[str]) -> tuple[Collection[str], dict[str, Note]] | None:
+            paths = take(unwritten)
+            return (paths, self._take_written(paths)) if paths else None
+        self._gate.let_in(source, on_report)
 
     def indexing(self) -> JSON:
         """What the index writer is doing: the running syncs' notes done / total, the note

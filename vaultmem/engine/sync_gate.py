@@ -11,14 +11,18 @@ state must not be overwritten by the older one it holds).
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from vaultmem.engine.indexer import Indexer, Progress, SyncReport
 from vaultmem.vault.notes import Note
 
+log = logging.getLogger(__name__)
+# Paths to sync and the notes vaultmem wrote among them (see Indexer.sync), or None.
+Source = Callable[[frozenset[str]], tuple[Collection[str], Mapping[str, Note]] | None]
 MAX_NESTING = 3  # syncs run between the slices of a sync that itself runs between slices …
 WAIT_STEP_S = 0.05  # a waiting caller re-checks the writer's lock at least this often
 
@@ -39,6 +43,14 @@ class SyncGate:
         self._cond = threading.Condition()
         self._waiting: list[_Waiting] = []
         self._depth = 0  # syncs running on the writer's thread (guarded by _lock)
+        self._sources: list[tuple[Source, Callable[[SyncReport], None]]] = []
+
+    def let_in(self, source: Source, on_report: Callable[[SyncReport], None]) -> None:
+        """Between slices, also sync what `source` hands over (paths it takes from a queue of
+        its own, such as the watcher's, given the paths the running sync has yet to write),
+        and give `on_report` the report. The caller of the running sync may be the one that
+        would hand them over otherwise (the watcher's thread)."""
+        self._sources.append((source, on_report))
 
     def queued(self) -> int:
         """Paths left here by callers waiting for the writer."""
@@ -101,6 +113,16 @@ class SyncGate:
 
     def _between(self, unwritten: frozenset[str]) -> None:
         """On the writer's thread, holding the lock: sync what waits and is not `unwritten`."""
+        self._let_in_callers(unwritten)
+        for source, on_report in self._sources:
+            got = source(unwritten)
+            if got is not None:
+                try:
+                    on_report(self._sync(*got))
+                except Exception:  # theirs to report, not the interrupted sync's failure
+                    log.exception("syncing %d changed paths between slices failed", len(got[0]))
+
+    def _let_in_callers(self, unwritten: frozenset[str]) -> None:
         with self._cond:
             taken = [w for w in self._waiting if not w.paths & unwritten]
             for waiting in taken:

@@ -30,7 +30,7 @@ from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 Progress = Callable[[int, int], None]
 # Called between two embedding slices with the paths this sync has yet to write.
 Between = Callable[[frozenset[str]], None]
-SLICE_CHUNKS = 64  # chunks embedded between two looks at waiting changes (a model batch × 4)
+SLICE_CHUNKS = 32  # chunks embedded between two looks at waiting changes (2 model batches)
 
 
 class ChunkStore(Protocol):

@@ -133,7 +133,10 @@ def _search() -> ToolSpec:
         "relevance (0-1, the same scale for every query: 0.5 and above is a real match), matched "
         "(relevance >= 0.5), score (memory score, null for regular notes), final (the ranking key) "
         "and review (true: a fading memory blended in for spaced repetition; mention it if it "
-        "helps and report it with observe_memory_usage). Searching does not count as a use.",
+        "helps and report it with observe_memory_usage). Searching does not count as a use. "
+        "While the vault's index is being built, the answer also has indexing {done, total} "
+        "(notes indexed so far): the results are partial, so say so rather than conclude the "
+        "vault holds nothing.",
         _schema(
             "search", ("query",),
             query="What to look for: a question or keywords, in the user's words.",

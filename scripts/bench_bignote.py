@@ -46,7 +46,7 @@ from vaultmem.api.client import Client
 
 CORPUS = REPO.parent / "shared" / "corpora" / "vaultofknowledge"
 BIG_PATH = "Inbox/Large pasted transcript.md"
-TIMEOUT_S = 1800.0
+TIMEOUT_S = 1800.0  # --timeout: an edit not searchable by then counts as this (censored)
 
 
 @dataclass
@@ -120,13 +120,16 @@ class Poller:
                 return
             time.sleep(0.05)
         self.failed.append(f"{path} ({new})")
+        into.append(TIMEOUT_S)
 
     def drain(self) -> None:
         for thread in self.threads:
             thread.join()
         self.threads.clear()
         if self.failed:
-            raise TimeoutError(f"not searchable within {TIMEOUT_S:g} s: {self.failed}")
+            print(f"    not searchable within {TIMEOUT_S:g} s (counted as {TIMEOUT_S:g} s): "
+                  f"{', '.join(self.failed)}", flush=True)
+            self.failed.clear()
 
 
 def one_round(source: Path, work: Path, megabytes: float, edits: int, seed: int) -> Round:
@@ -178,7 +181,11 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=3.6, help="size of the large note, MB")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--edits", type=int, default=8)
+    parser.add_argument("--timeout", type=float, default=TIMEOUT_S,
+                        help="seconds an edit may take to become searchable")
     args = parser.parse_args()
+    global TIMEOUT_S
+    TIMEOUT_S = args.timeout
     with tempfile.TemporaryDirectory(prefix="vaultmem-bench-bignote-") as tmp:
         root = Path(tmp)
         trees = {"this checkout": REPO}

@@ -176,6 +176,7 @@ def figures(values: list[float]) -> str:
 
 
 def main() -> None:
+    global TIMEOUT_S
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", help="a git revision to measure beside this checkout")
     parser.add_argument("--mb", type=float, default=3.6, help="size of the large note, MB")
@@ -184,7 +185,6 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S,
                         help="seconds an edit may take to become searchable")
     args = parser.parse_args()
-    global TIMEOUT_S
     TIMEOUT_S = args.timeout
     with tempfile.TemporaryDirectory(prefix="vaultmem-bench-bignote-") as tmp:
         root = Path(tmp)

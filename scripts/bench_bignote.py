@@ -3,8 +3,9 @@
 Run: scripts/bench bignote [--baseline REV] [--mb 3.6] [--rounds 1] [--edits 8]
 
 Each round starts a real daemon (the real model, the daemon's own defaults) on a fresh copy of
-sample-vault/, waits for its start-up index and the model, then times each small edit from its
-write until a search for its new word finds it:
+sample-vault/, waits for its start-up index and the model, then times each small edit (a new
+short note) from its write until the index lists it as indexed (`status?files=true`, polled
+every ~50 ms; a search then finds it, which the run checks for the last one):
 
 1. alone: `--edits` small edits one after another, nothing else going on (what indexing
    them costs by themselves);
@@ -12,8 +13,8 @@ write until a search for its new word finds it:
    with `--edits` small edits right after it, as a sync tool or a paste writes them;
 3. during: `--edits` small edits written one a second while the large note is being embedded.
 
-Each edit is polled by a thread of its own (a search waits for the model batch in progress,
-so one poller searching the words in turn would add those waits up).
+The poller asks the model nothing: searching for the words while waiting would keep the model
+busy with queries (they go ahead of indexing work) and measure that instead.
 It prints p50 / p95 / max of each group, when the large note itself became searchable, and
 the daemon's `status` while the large note was being embedded. With `--baseline REV` the same
 rounds run on a checkout of REV (a git worktree in a temporary directory) in the same run, so
@@ -29,7 +30,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,55 +79,55 @@ def word(rng: random.Random) -> str:
     return "".join(rng.choice("bcdfghjklmnpqrstvwxz") + rng.choice("aeiou") for _ in range(5))
 
 
-def small_edit(vault: Path, rng: random.Random, n: int) -> tuple[str, str]:
-    """A new short note (even n) or a line appended to an existing note, with a new word."""
+def small_edit(vault: Path, rng: random.Random) -> tuple[str, str]:
+    """A new short note with a new word."""
     new = word(rng)
-    if n % 2 == 0:
-        path = f"Inbox/Quick note {new}.md"
-        (vault / path).write_text(f"# Quick note\n\nMet {new} at the market today.\n",
-                                  encoding="utf-8")
-        return path, new
-    notes = sorted(p for p in vault.rglob("*.md")  # regular notes vaultmem indexes
-                   if not {"Inbox", "memories", "Templates", ".obsidian"} & set(p.parts))
-    target = notes[rng.randrange(len(notes))]
-    with target.open("a", encoding="utf-8") as handle:
-        handle.write(f"\nSee also {new}.\n")
-    return target.relative_to(vault).as_posix(), new
+    path = f"Inbox/Quick note {new}.md"
+    (vault / path).write_text(f"# Quick note\n\nMet {new} at the market today.\n",
+                              encoding="utf-8")
+    return path, new
 
 
 class Poller:
-    """One thread per edit searches its word (every ~50 ms, with a client of its own) until
-    the note is found: a search waits for the model batch in progress, so searching the words
-    one after another would add those waits up."""
+    """Waits for notes to be indexed: one thread reads `status?files=true` every ~50 ms and
+    records, per new note, the time from its write until the index lists it as indexed (its
+    chunks are then in the index: a search finds it). It asks the model nothing: pollers that
+    search would keep the model busy with queries, which go ahead of indexing work."""
 
     def __init__(self, client: Client) -> None:
-        self.url, self.token = client.base_url, client.token
-        self.threads: list[threading.Thread] = []
+        self.client = client
+        self.waiting: dict[str, tuple[float, list[float]]] = {}
         self.failed: list[str] = []
 
-    def add(self, path: str, new: str, into: list[float], written: float | None = None) -> None:
-        written = time.perf_counter() if written is None else written
-        thread = threading.Thread(target=self._poll, args=(path, new, written, into),
-                                  daemon=True)
-        thread.start()
-        self.threads.append(thread)
+    def add(self, path: str, into: list[float], written: float | None = None) -> None:
+        self.waiting[path] = (time.perf_counter() if written is None else written, into)
 
-    def _poll(self, path: str, new: str, written: float, into: list[float]) -> None:
-        client = Client(self.url, self.token, timeout=120.0)
-        while time.perf_counter() - written < TIMEOUT_S:
-            if any(hit["path"] == path for hit in client.search(new)["results"]):
-                into.append(time.perf_counter() - written)
-                return
+    def poll(self) -> None:
+        files = self.client.status(files=True)["coverage"]["files"]
+        indexed = {f["path"] for f in files if f["status"] == "indexed"}
+        now = time.perf_counter()
+        for path, (written, into) in list(self.waiting.items()):
+            if path in indexed:
+                into.append(now - written)
+                del self.waiting[path]
+            elif now - written > TIMEOUT_S:
+                into.append(TIMEOUT_S)
+                self.failed.append(path)
+                del self.waiting[path]
+
+    def wait(self, seconds: float) -> None:
+        """Poll for `seconds`."""
+        stop = time.perf_counter() + seconds
+        while time.perf_counter() < stop:
+            self.poll()
             time.sleep(0.05)
-        self.failed.append(f"{path} ({new})")
-        into.append(TIMEOUT_S)
 
     def drain(self) -> None:
-        for thread in self.threads:
-            thread.join()
-        self.threads.clear()
+        while self.waiting:
+            self.wait(0.0)
+            time.sleep(0.05)
         if self.failed:
-            print(f"    not searchable within {TIMEOUT_S:g} s (counted as {TIMEOUT_S:g} s): "
+            print(f"    not indexed within {TIMEOUT_S:g} s (counted as {TIMEOUT_S:g} s): "
                   f"{', '.join(self.failed)}", flush=True)
             self.failed.clear()
 
@@ -146,26 +146,29 @@ def one_round(source: Path, work: Path, megabytes: float, edits: int, seed: int)
         client = daemon.start(timeout=300)
         daemon.wait_ready(timeout=300, model=True)
         poller = Poller(client)
-        for n in range(edits):
-            poller.add(*small_edit(vault, rng, n), result.alone)
+        for _ in range(edits):
+            poller.add(small_edit(vault, rng)[0], result.alone)
             poller.drain()
             time.sleep(0.3)
         marker = word(rng)
         text = big_note_text(megabytes, marker)
         big_written = time.perf_counter()
         (vault / BIG_PATH).write_text(text, encoding="utf-8")
+        for _ in range(edits):
+            poller.add(small_edit(vault, rng)[0], result.together)
+        poller.wait(3.0)
         for n in range(edits):
-            poller.add(*small_edit(vault, rng, n), result.together)
-        time.sleep(3.0)
-        for n in range(edits):
-            poller.add(*small_edit(vault, rng, n + 1), result.during)
-            time.sleep(1.0)
+            path, new = small_edit(vault, rng)
+            poller.add(path, result.during)
+            poller.wait(1.0)
             if n == edits // 2:
                 result.status = daemon.status()["daemon"]
         big: list[float] = []
-        poller.add(BIG_PATH, marker, big, written=big_written)
+        poller.add(BIG_PATH, big, written=big_written)
         poller.drain()
         result.big_s = big[0]
+        found = client.search(new)["results"]  # the last edit, searched for by its word
+        assert found and found[0]["path"] == path, found[:1]
     finally:
         daemon.stop(timeout=120)
     return result

@@ -118,9 +118,10 @@ class Poller:
     def wait(self, seconds: float) -> None:
         """Poll for `seconds`."""
         stop = time.perf_counter() + seconds
+        self.poll()
         while time.perf_counter() < stop:
-            self.poll()
             time.sleep(0.05)
+            self.poll()
 
     def drain(self) -> None:
         while self.waiting:

@@ -76,3 +76,7 @@ def test_text_output_says_what_the_index_writer_is_doing(
     assert capsys.readouterr().out.strip() == (
         "daemon: pid 7, indexing 8 of 9 notes; embedding Inbox/Big.md: 1,280 of 6,061 "
         "chunks; 2 changed notes queued")
+    # a daemon of an earlier version: no kind, counts or queue in its indexing
+    _show_daemon({"pid": 7, "queue_depth": 8, "indexing": {
+        "running": False, "done": 33, "total": 33, "last": None, "error": None}})
+    assert capsys.readouterr().out.strip() == "daemon: pid 7, index idle; 8 changed notes queued"

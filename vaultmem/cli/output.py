@@ -158,20 +158,20 @@ def show_status(d: dict[str, Any]) -> None:
 def _show_daemon(daemon: dict[str, Any] | None) -> None:
     if not daemon:
         return
-    work = daemon["indexing"]
-    if work["running"] and work["total"]:
+    work = daemon.get("indexing") or {}  # an older daemon reports fewer of these
+    queued = work.get("queued", daemon.get("queue_depth", 0))
+    if work.get("running") and work.get("total"):
         doing = f"indexing {work['done']:,} of {work['total']:,} notes"
-    elif work["running"]:
+    elif work.get("running"):
         doing = "indexing"
     else:
-        doing = "index up to date" if not work["queued"] else "index idle"
+        doing = "index up to date" if not queued else "index idle"
     current = work.get("current")
     if current:
         doing += (f"; embedding {current['path']}: {current['chunks_done']:,} of "
                   f"{current['chunks_total']:,} chunks")
-    queued = work["queued"]
     doing += f"; {queued:,} changed note{'' if queued == 1 else 's'} queued" if queued else ""
-    _echo(f"daemon: pid {daemon['pid']}, {doing}")
+    _echo(f"daemon: pid {daemon.get('pid')}, {doing}")
     if work.get("error"):
         _echo(f"  indexing failed: {work['error']}")
 

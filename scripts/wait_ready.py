@@ -14,7 +14,8 @@ from vaultmem.api.client import discover
 from vaultmem.errors import VaultmemError
 
 
-def progress_line(daemon: dict[str, Any]) -> str:
+def progress_line(daemon: dict[str, Any], built: bool) -> str:
+    """`built`: a building line was shown already (the run has ended since)."""
     work = daemon["indexing"]
     if work["running"] and work["total"]:
         line = f"index building: {work['done']:,} of {work['total']:,} notes"
@@ -24,7 +25,7 @@ def progress_line(daemon: dict[str, Any]) -> str:
                      f"{current['chunks_total']:,} chunks)")
         return line
     if work["last"] is None:
-        return "index: comparing the vault with the index"
+        return "index: writing" if built else "index: comparing the vault with the index"
     return "loading the model"
 
 
@@ -40,7 +41,7 @@ def alive(pid: int) -> bool:
 
 def main() -> int:
     data_dir, pid = Path(sys.argv[1]), int(sys.argv[2])
-    shown = ""
+    shown, built = "", False
     tty = sys.stderr.isatty()
     while alive(pid):
         client = discover(data_dir)
@@ -59,7 +60,8 @@ def main() -> int:
                 print(f"{end}index ready: {daemon_notes(last)} in {last['seconds']:.1f} s",
                       file=sys.stderr)
                 return 0
-            line = progress_line(daemon)
+            line = progress_line(daemon, built)
+            built = built or line.startswith("index building")
             if line != shown:
                 print(f"\r\033[K{line}" if tty else line, end="" if tty else "\n",
                       file=sys.stderr, flush=True)

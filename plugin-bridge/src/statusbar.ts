@@ -1,7 +1,7 @@
 // The status bar text, as pure functions of the open note's state and the daemon's state.
 
 import { DaemonError, describeError, NO_TOKEN, TIMEOUT } from "./client";
-import type { Memory, Status } from "./types";
+import type { IndexingProgress, Memory, Status } from "./types";
 import { describeLocalVault, servesThisVault, type LocalVault } from "./vault-check";
 
 export type NoteState =
@@ -27,11 +27,18 @@ export function daemonStateFromStatus(status: Status, local?: LocalVault): Daemo
     return { kind: "other-vault", message: otherVaultMessage(status.vault, local, status.daemon?.url ?? null) };
   }
   const indexing = status.daemon?.indexing;
-  if (indexing?.running) {
+  if (indexing?.running && isBuilding(indexing)) {
     return { kind: "indexing", done: indexing.done, total: indexing.total };
   }
   const copies = (status.sync?.duplicates ?? []).reduce((n, group) => n + group.copies.length, 0);
   return copies > 0 ? { kind: "connected", copies } : { kind: "connected" };
+}
+
+/** The index itself is being built (the first index, a rebuild): searches are partial. A
+ * batch of edits being indexed is not that. A daemon that does not say the kind builds only. */
+function isBuilding(indexing: IndexingProgress): boolean {
+  return indexing.kind === undefined || indexing.kind === null
+    || (indexing.kind !== "changes" && indexing.total > 0);
 }
 
 function copiesText(copies: number): string {
@@ -86,7 +93,7 @@ export function daemonText(daemon: DaemonState): string {
     case "connected":
       return daemon.copies ? `vaultmem: connected, ${copiesText(daemon.copies)}` : "vaultmem: connected";
     case "indexing":
-      return `vaultmem: indexing ${daemon.done} of ${daemon.total}`;
+      return `vaultmem: index building, ${count(daemon.done)} of ${count(daemon.total)} notes`;
     case "no-token":
       return "vaultmem: token needed";
     case "other-vault":
@@ -117,8 +124,14 @@ export function statusBarTooltip(daemon: DaemonState): string {
       + "notes: uses go to the original notes, and the daemon merges the copies into them and "
       + "archives them every few minutes (`vaultmem status` lists them, `vaultmem reconcile "
       + "--apply` merges them now)"
+    : daemon.kind === "indexing" ? `${daemonText(daemon)}: search results are partial until `
+      + "the index is built"
     : "message" in daemon ? daemon.message : daemonText(daemon);
   return `${detail}. Click to open the vaultmem settings.`;
+}
+
+function count(n: number): string {
+  return n.toLocaleString("en-US");
 }
 
 export function formatScore(score: number): string {

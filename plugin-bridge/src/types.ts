@@ -83,8 +83,12 @@ export interface Health {
 
 export interface IndexingProgress {
   running: boolean;
+  /** "scan" or "rebuild": the index is being built (results are partial); "changes": edits. */
+  kind?: "scan" | "rebuild" | "changes" | null;
   done: number;
   total: number;
+  /** Changed notes not yet indexed. */
+  queued?: number;
   error: string | null;
 }
 

@@ -27,9 +27,10 @@ import { FakeElement } from "./obsidian-mock";
 const STATUS: Status = { vault: VAULT_PATH, notes: 3, memories: { total: 1 }, embedder: "fake" };
 const LOCAL = { name: "vault", path: VAULT_PATH };
 
-function statusWith(running: boolean, done: number, total: number): Status {
+function statusWith(running: boolean, done: number, total: number,
+  kind?: "scan" | "rebuild" | "changes"): Status {
   return { ...STATUS, daemon: { pid: 1, version: "0.1.0", url: null, started: "",
-    indexing: { running, done, total, error: null } } };
+    indexing: { running, done, total, error: null, ...(kind ? { kind } : {}) } } };
 }
 
 describe("status bar text", () => {
@@ -67,7 +68,8 @@ describe("status bar text", () => {
   it("shows the daemon's state", () => {
     expect(daemonText({ kind: "checking" })).toBe("vaultmem: connecting…");
     expect(daemonText({ kind: "connected" })).toBe("vaultmem: connected");
-    expect(daemonText({ kind: "indexing", done: 12, total: 33 })).toBe("vaultmem: indexing 12 of 33");
+    expect(daemonText({ kind: "indexing", done: 120, total: 1003 }))
+      .toBe("vaultmem: index building, 120 of 1,003 notes");
     expect(daemonText({ kind: "unreachable", message: "x" })).toBe("vaultmem: unreachable");
     expect(daemonText({ kind: "not-responding", message: "x" })).toBe("vaultmem: not responding");
     expect(daemonText({ kind: "unauthorized", message: "x" })).toBe("vaultmem: token rejected");
@@ -78,6 +80,13 @@ describe("status bar text", () => {
 
   it("derives the daemon's state from status and from errors", () => {
     expect(daemonStateFromStatus(statusWith(true, 12, 33))).toEqual({ kind: "indexing", done: 12, total: 33 });
+    expect(daemonStateFromStatus(statusWith(true, 12, 33, "scan"))).toEqual({ kind: "indexing", done: 12, total: 33 });
+    expect(daemonStateFromStatus(statusWith(true, 0, 900, "rebuild"))).toEqual({ kind: "indexing", done: 0, total: 900 });
+    // a batch of edits being indexed, or a start-up check with nothing to embed, is not a build
+    expect(daemonStateFromStatus(statusWith(true, 1, 9, "changes"))).toEqual({ kind: "connected" });
+    expect(daemonStateFromStatus(statusWith(true, 0, 0, "scan"))).toEqual({ kind: "connected" });
+    expect(statusBarTooltip({ kind: "indexing", done: 1, total: 2 }))
+      .toContain("search results are partial until the index is built");
     expect(daemonStateFromStatus(statusWith(false, 33, 33))).toEqual({ kind: "connected" });
     expect(daemonStateFromStatus(STATUS)).toEqual({ kind: "connected" });
     expect(daemonStateFromStatus(STATUS, LOCAL)).toEqual({ kind: "connected" });
@@ -114,7 +123,7 @@ describe("status bar text", () => {
     expect(statusBarText({ kind: "regular" }, { kind: "unreachable", message: "x" }))
       .toBe("not a memory · vaultmem: unreachable");
     expect(statusBarText({ kind: "none" }, { kind: "indexing", done: 3, total: 10 }))
-      .toBe("vaultmem: indexing 3 of 10");
+      .toBe("vaultmem: index building, 3 of 10 notes");
     expect(statusBarTooltip({ kind: "error", message: "it broke" }))
       .toBe("it broke. Click to open the vaultmem settings.");
     expect(statusBarTooltip({ kind: "connected" })).toBe("vaultmem: connected. Click to open the vaultmem settings.");
@@ -153,7 +162,7 @@ describe("StatusUpdater", () => {
     const { app, el, updater, noteFile } = setup(daemon);
     app.workspace.openFileForTest(noteFile);
     await updater.refresh();
-    expect(el.textContent).toBe("not a memory · vaultmem: indexing 5 of 9");
+    expect(el.textContent).toBe("not a memory · vaultmem: index building, 5 of 9 notes");
     expect(daemon.routesCalled()).toEqual(["GET /v1/status"]);
   });
 
@@ -253,7 +262,7 @@ describe("StatusUpdater", () => {
     slow.resolve(ok(statusWith(false, 2, 2)));
     await first;
     expect(calls).toBe(2);
-    expect(el.textContent).toBe("vaultmem: indexing 1 of 2");
+    expect(el.textContent).toBe("vaultmem: index building, 1 of 2 notes");
   });
 
   it("asks for the token and sends nothing without one", async () => {

@@ -303,3 +303,22 @@ def test_the_openapi_document_is_consistent() -> None:
                 assert "maxLength" in field or "enum" in field, (op, name)
             if field["type"] == "array":
                 assert "maxItems" in field, (op, name)
+
+
+@pytest.mark.timeout(60)
+def test_search_answers_say_the_index_is_being_built(tmp_path: Path) -> None:
+    """While a rebuild runs, a search answers with its progress; afterwards it does not."""
+    with sample_app(tmp_path) as app:
+        api = app.api(clock=lambda: REFERENCE)
+        during: list[dict[str, Any]] = []
+
+        def progress(done: int, total: int) -> None:
+            if not during:  # the rebuild has planned its notes and written none yet
+                during.append(api.call("search", {"query": "Crumb sessions"}))
+        report = app.engine.reindex(full=True, progress=progress)
+        assert report.added > 1
+        assert during[0]["indexing"] == {"done": 0, "total": report.added}
+        validate(RESPONSES["search"], during[0], "search")
+        after = api.call("search", {"query": "Crumb sessions"})
+        assert "indexing" not in after and after["results"]
+        validate(RESPONSES["search"], after, "search")

@@ -60,3 +60,23 @@ def test_a_hashtag_after_the_tags_is_a_tag_and_status_says_why(env: dict[str, st
     status = invoke_json(["status"], env=env)
     [warning] = status["coverage"]["warnings"]
     assert warning["path"] == "Notes/Tagged.md" and "#three in the tags line" in warning["reason"]
+
+
+def test_text_output_says_what_the_index_writer_is_doing(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from vaultmem.cli.output import _show_daemon, show_search
+    show_search({"query": "sourdough starter", "results": [],
+                 "indexing": {"done": 120, "total": 1003}})
+    assert capsys.readouterr().out.splitlines() == [
+        "index building: 120 of 1,003 notes — results are partial",
+        "nothing relevant for 'sourdough starter'"]
+    _show_daemon({"pid": 7, "indexing": {
+        "running": True, "kind": "changes", "done": 8, "total": 9, "queued": 2, "error": None,
+        "current": {"path": "Inbox/Big.md", "chunks_done": 1280, "chunks_total": 6061}}})
+    assert capsys.readouterr().out.strip() == (
+        "daemon: pid 7, indexing 8 of 9 notes; embedding Inbox/Big.md: 1,280 of 6,061 "
+        "chunks; 2 changed notes queued")
+    # a daemon of an earlier version: no kind, counts or queue in its indexing
+    _show_daemon({"pid": 7, "queue_depth": 8, "indexing": {
+        "running": False, "done": 33, "total": 33, "last": None, "error": None}})
+    assert capsys.readouterr().out.strip() == "daemon: pid 7, index idle; 8 changed notes queued"

@@ -355,3 +355,41 @@ def test_a_continuous_stream_is_delivered_before_it_ends(
         if collector.batches:
             break
     assert collector.batches, "nothing was delivered while events kept coming"
+
+
+@pytest.mark.timeout(30)
+def test_a_slow_batch_takes_the_next_due_changes_itself(
+    vault: Path, collector: Collector, make_watcher: Callable[..., VaultWatcher]
+) -> None:
+    """While the worker is inside a long batch, the batch can take the changes that came since
+    (once their burst is due), leaving out the paths it names; the rest come as usual."""
+    in_batch, release = threading.Event(), threading.Event()
+    taken: list[set[str]] = []
+
+    def slow(batch: set[str]) -> None:
+        if "first.md" in batch:
+            in_batch.set()
+            deadline = time.monotonic() + WAIT
+            while not taken or not taken[-1]:
+                assert time.monotonic() < deadline
+                taken.append(watcher.take_due(frozenset({"first.md"})))
+                time.sleep(0.01)
+            assert release.wait(WAIT)
+
+    collector.before = slow
+    watcher = make_watcher()
+    write(vault / "first.md")
+    assert in_batch.wait(WAIT)
+    write(vault / "second.md")
+    write(vault / "first.md", "edited again\n")
+    deadline = time.monotonic() + WAIT
+    while not taken or not taken[-1]:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert taken[-1] == {"second.md"}
+    assert all(t == set() for t in taken[:-1])  # nothing before the burst was due
+    assert watcher.pending() == 1  # first.md, left for after the batch
+    release.set()
+    collector.wait_for(lambda: len(collector.batches) >= 2)
+    assert collector.batches[1] == {"first.md"}
+    assert "second.md" not in collector.seen()

@@ -117,9 +117,13 @@ class Api(MemoryOps):
             include_regular=not body["memories_only"],
         )
         floor = MATCH_THRESHOLD if body["matched_only"] else 0.0
-        return self.engine.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
-                                  include_review=body["include_review"],
-                                  min_relevance=max(floor, body.get("min_relevance", 0.0)))
+        answer = self.engine.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
+                                    include_review=body["include_review"],
+                                    min_relevance=max(floor, body.get("min_relevance", 0.0)))
+        building = self.engine.indexer.progress.building()
+        if building is not None:  # the first index (or a rebuild) runs: results are partial
+            answer["indexing"] = building
+        return answer
 
     def _memory_type(self, given: str | None) -> str | None:
         """A type filter in any letter case; an unknown type is refused with the known ones."""

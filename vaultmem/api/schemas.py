@@ -167,7 +167,9 @@ SEARCH = shape({"query": STR, "results": {"type": "array", "items": shape({
     "id": NULL_STR, "path": STR, "title": STR, "snippet": STR, "uri": STR,
     "tags": {"type": "array", "items": STR}, "relevance": NUM,
     "score": {"type": ["number", "null"]}, "final": NUM, "review": BOOL,
-    "superseded_by": {"type": ["object", "null"]}})}})
+    "superseded_by": {"type": ["object", "null"]}})},
+    # present only while the first index (or a rebuild) runs: the results are partial
+    "indexing": shape({"done": INT, "total": INT})}, ("query", "results"))
 ITEMS = {"type": "array", "items": shape({"id": STR, "path": STR, "decision": STR, "reason": STR,
                                          "score": NUM})}
 MOVES = {"type": "array", "items": shape({"id": STR, "from": STR, "to": STR})}

@@ -46,6 +46,10 @@ def show_sync(d: dict[str, Any]) -> None:
 
 def show_search(d: dict[str, Any]) -> None:
     results = d["results"]
+    if d.get("indexing"):
+        building = d["indexing"]
+        _echo(f"index building: {building['done']:,} of {building['total']:,} notes — "
+              "results are partial")
     if not results:
         _echo(f"nothing relevant for {d['query']!r}")
         return
@@ -183,7 +187,29 @@ def show_status(d: dict[str, Any]) -> None:
         _echo(f"  problem: {problem}")
     for item in cov.get("files", []):
         click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}")
+    _show_daemon(d.get("daemon"))
     _show_sync(d.get("sync"))
+
+
+def _show_daemon(daemon: dict[str, Any] | None) -> None:
+    if not daemon:
+        return
+    work = daemon.get("indexing") or {}  # an older daemon reports fewer of these
+    queued = work.get("queued", daemon.get("queue_depth", 0))
+    if work.get("running") and work.get("total"):
+        doing = f"indexing {work['done']:,} of {work['total']:,} notes"
+    elif work.get("running"):
+        doing = "indexing"
+    else:
+        doing = "index up to date" if not queued else "index idle"
+    current = work.get("current")
+    if current:
+        doing += (f"; embedding {current['path']}: {current['chunks_done']:,} of "
+                  f"{current['chunks_total']:,} chunks")
+    doing += f"; {queued:,} changed note{'' if queued == 1 else 's'} queued" if queued else ""
+    _echo(f"daemon: pid {daemon.get('pid')}, {doing}")
+    if work.get("error"):
+        _echo(f"  indexing failed: {work['error']}")
 
 
 def _show_sync(sync: dict[str, Any] | None) -> None:

@@ -42,21 +42,18 @@ TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often aft
 
 
 class IndexingStatus:
-    """Start-up (and on-demand) indexing progress, for `status`; `update` is the indexer's
-    progress callback."""
+    """The last start-up (or on-demand) index run's report or error, and whether one runs; the
+    work in progress itself is the engine's (`Engine.indexing`)."""
 
     def __init__(self) -> None:
         self.running = False
-        self.done = 0
-        self.total = 0
         self.last: dict[str, Any] | None = None
         self.error: str | None = None
 
-    def update(self, done: int, total: int) -> None:
-        self.done, self.total = done, total
-
-    def to_json(self) -> dict[str, Any]:
-        return {"running": self.running, "done": self.done, "total": self.total,
+    def to_json(self, work: dict[str, Any], queued: int) -> dict[str, Any]:
+        """`running`: an index run or any sync (a watcher batch too) is under way; `queued`:
+        changed notes not yet handed to the index writer or waiting for it."""
+        return {**work, "running": self.running or work["running"], "queued": queued,
                 "last": self.last, "error": self.error}
 
 
@@ -108,6 +105,9 @@ class Daemon:
             debounce_s=params.debounce_s,
         )
         self.watcher.start()
+        # a long sync (a large note, the first index) takes the watcher's next batches
+        # between its slices: the watcher's own thread may be the one running it
+        app.engine.let_in(self.watcher.take_due, self._after_batch)
         self._spawn("vaultmem-startup", self._startup)
         self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
                                    max_pause_s=params.max_write_pause_s)
@@ -164,7 +164,7 @@ class Daemon:
         assert self.app is not None
         self.progress.running = True
         try:
-            report = self.app.engine.reindex(full=full, progress=self.progress.update)
+            report = self.app.engine.reindex(full=full)
             self._settle_moves(report)
             # Rows written since the last optimise are missing from the full-text index and
             # searched by a scan; after a large indexing run that is up to half the vault.
@@ -179,13 +179,16 @@ class Daemon:
         return self.app.engine.flush_usage()
 
     def status(self) -> dict[str, Any]:
+        work: dict[str, Any] = self.app.engine.indexing() if self.app else {
+            "running": False, "kind": None, "done": 0, "total": 0, "current": None, "waiting": 0}
+        queued = (self.watcher.pending() if self.watcher else 0) + work.pop("waiting")
         return {
             "pid": os.getpid(),
             "version": __version__,
             "url": self.server.url if self.server else None,
             "started": self.started_at.isoformat(timespec="seconds"),
-            "indexing": self.progress.to_json(),
-            "queue_depth": self.watcher.pending() if self.watcher else 0,
+            "indexing": self.progress.to_json(work, queued),
+            "queue_depth": queued,
             "pending_usage_writes": len(self.journal) if self.journal else 0,
             "jobs": self.scheduler.status() if self.scheduler else [],
             "model_loaded": bool(getattr(self.app.embedder, "loaded", True)) if self.app else False,
@@ -217,9 +220,12 @@ class Daemon:
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
-            self._settle_moves(self.app.engine.sync_paths(paths))
-            self._trimmer.maybe_trim()  # every write, ours too, comes back here as a batch
-            self._settled.poke()
+            self._after_batch(self.app.engine.sync_paths(paths))
+
+    def _after_batch(self, report: SyncReport) -> None:
+        self._settle_moves(report)
+        self._trimmer.maybe_trim()  # every write, ours too, comes back here as a batch
+        self._settled.poke()
 
     def _settle_moves(self, report: SyncReport) -> None:
         """Notes moved by hand out of (or into) the archive folder are restored (archived)."""

@@ -174,6 +174,22 @@ class VaultWatcher:
             last = self._burst.last_at
         return last is not None and time.monotonic() - last < quiet_s
 
+    def take_due(self, exclude: frozenset[str] = frozenset()) -> set[str]:
+        """Queued paths, not in `exclude`, of a burst that is due, taken out of the queue now
+        (at most `max_batch`): for a consumer that, busy with a long batch, takes the next
+        changes in between its own work instead of after it. Empty when nothing is due or a
+        rescan is wanted (the worker does that)."""
+        with self._cond:
+            due = self._burst.due_in(time.monotonic())
+            if self._rescan_wanted or due is None or due > 0:
+                return set()
+            taken = [path for path in self._queue if path not in exclude][: self._max_batch]
+            for path in taken:
+                del self._queue[path]
+            if not self._queue:
+                self._burst.end()
+            return set(taken)
+
     # events (observer thread) -------------------------------------------------------------
 
     def _handle(self, event: FileSystemEvent) -> None:

@@ -47,6 +47,7 @@ from vaultmem.engine.shapes import (
     search_json,
 )
 from vaultmem.engine.successors import mark_superseded, prefer_current
+from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.catalog import Catalog
@@ -145,7 +146,7 @@ class Engine:
         self._language_cache: tuple[int, JSON] | None = None
         self.embedder = embedder
         self.params = params
-        self._sync_lock = threading.RLock()  # one index writer at a time
+        self._gate = SyncGate(indexer)  # one index writer at a time
         self._written: dict[str, Note] = {}  # flushed notes the catalog has not recorded yet
         self._written_lock = threading.Lock()
         self.filters = FilterIndex(catalog)
@@ -153,10 +154,7 @@ class Engine:
     # indexing -----------------------------------------------------------------------------
 
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        with self._sync_lock:
-            if full:
-                return self.indexer.rebuild(progress)
-            return self.indexer.sync(progress=progress)
+        return self._gate.reindex(full=full, progress=progress)
 
     def flush_usage(self) -> FlushReport:
         """Write the journal's pending uses into their notes (the daemon's flush job) and record
@@ -175,10 +173,25 @@ class Engine:
     def sync_paths(self, paths: Collection[str]) -> SyncReport:
         """Sync just these paths (the watcher's batches, vaultmem's own writes); a note the
         flush wrote is taken as written while its file is (see Indexer.sync)."""
+        return self._gate.sync_paths(paths, self._take_written(paths))
+
+    def _take_written(self, paths: Collection[str]) -> dict[str, Note]:
         with self._written_lock:
-            written = {p: self._written.pop(p) for p in paths if p in self._written}
-        with self._sync_lock:
-            return self.indexer.sync(paths=paths, written=written)
+            return {p: self._written.pop(p) for p in paths if p in self._written}
+
+    def let_in(self, take: Callable[[frozenset[str]], Collection[str]],
+               on_report: Callable[[SyncReport], None]) -> None:
+        """Between the slices of a long sync, also sync the paths `take` hands over (it is
+        given the paths that sync has yet to write): the watcher's next batches."""
+        def source(unwritten: frozenset[str]) -> tuple[Collection[str], dict[str, Note]] | None:
+            paths = take(unwritten)
+            return (paths, self._take_written(paths)) if paths else None
+        self._gate.let_in(source, on_report)
+
+    def indexing(self) -> JSON:
+        """What the index writer is doing: the running syncs' notes done / total, the note
+        embedded in slices, and `waiting`: paths left for the writer by other callers."""
+        return {**self.indexer.progress.snapshot(), "waiting": self._gate.queued()}
 
     # reading ------------------------------------------------------------------------------
 

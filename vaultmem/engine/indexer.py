@@ -24,6 +24,7 @@ from vaultmem.core.chunking import (
 )
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
+from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
 from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
@@ -32,6 +33,9 @@ from vaultmem.vault.notes import Note, read_note
 from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 
 Progress = Callable[[int, int], None]
+# Called between two embedding slices with the paths this sync has yet to write.
+Between = Callable[[frozenset[str]], None]
+SLICE_CHUNKS = 32  # chunks embedded between two looks at waiting changes (2 model batches)
 
 
 class ChunkStore(Protocol):
@@ -108,22 +112,35 @@ class Indexer:
         self._store = store
         self.embedder = embedder
         self.options = options
+        self.progress = IndexProgress()
         self._identity_checked = False
 
     # public -------------------------------------------------------------------------------
 
     def sync(
         self, paths: Collection[str] | None = None, progress: Progress | None = None,
-        written: Mapping[str, Note] | None = None,
+        written: Mapping[str, Note] | None = None, between: Between | None = None,
+        *, kind: str | None = None,
     ) -> SyncReport:
         """Bring the index in line with the vault: all of it, or just `paths` (watcher).
         `written`: notes vaultmem itself just wrote, parsed; one whose file still has the
-        written mtime and size is taken as it is instead of being read again."""
+        written mtime and size is taken as it is instead of being read again. `between`:
+        called between embedding slices (see the module's docstring)."""
+        run = self.progress.begin(kind or (SCAN if paths is None else CHANGES))
+        try:
+            return self._sync(paths, progress, written or {}, between, run)
+        finally:
+            self.progress.end(run)
+
+    def _sync(
+        self, paths: Collection[str] | None, progress: Progress | None,
+        written: Mapping[str, Note], between: Between | None, run: Run,
+    ) -> SyncReport:
         started = time.perf_counter()
         report = SyncReport(rebuilt_reason=self._check_identity(full=paths is None))
         known = self.catalog.records() if paths is None else self.catalog.records_for(paths)
         stats, skipped = self._stat(paths)
-        parsed = {path: note for path, note in (written or {}).items()
+        parsed = {path: note for path, note in written.items()
                   if path in stats and (stats[path].mtime_ns, stats[path].size)
                   == (note.mtime_ns, note.size)}
         failed: dict[str, str] = {}
@@ -134,18 +151,22 @@ class Indexer:
             if rec.status != SKIPPED
         }
         plan = plan_sync(disk, index)
-        self._apply(plan, parsed, failed, known, report, progress)
+        self._apply_metadata(plan, parsed, known, report)
+        self._apply_failures(failed, known)
         self._record_skipped(skipped, known, report)
         self._refresh_stat_only(stats, known, plan, failed)
+        self._apply_embeds(plan, parsed, report, progress, between, run)
         report.failed = len(failed)
         report.failures = sorted(failed.items())
         report.seconds = time.perf_counter() - started
         return report
 
-    def rebuild(self, progress: Progress | None = None) -> SyncReport:
+    def rebuild(
+        self, progress: Progress | None = None, between: Between | None = None
+    ) -> SyncReport:
         """Drop everything derived and index the whole vault again."""
         self._clear_all()
-        report = self.sync(progress=progress)
+        report = self.sync(progress=progress, between=between, kind=REBUILD)
         report.rebuilt_reason = report.rebuilt_reason or "full rebuild requested"
         return report
 
@@ -226,29 +247,25 @@ class Indexer:
 
     # apply --------------------------------------------------------------------------------
 
-    def _apply(
-        self,
-        plan: SyncPlan,
-        parsed: dict[str, Note],
-        failed: dict[str, str],
-        known: dict[str, NoteRecord],
-        report: SyncReport,
-        progress: Progress | None,
+    def _apply_embeds(
+        self, plan: SyncPlan, parsed: dict[str, Note], report: SyncReport,
+        progress: Progress | None, between: Between | None, run: Run,
     ) -> None:
-        total = len(plan.adds) + len(plan.changes)
-        done = 0
+        # smallest first: a large note in the same batch delays none of the others
+        paths = sorted([*plan.adds, *plan.changes], key=lambda p: (self._note(p, parsed).size, p))
+        total, done = len(paths), 0
+        self.progress.planned(run, total)
         if progress:
             progress(0, total)
-        for batch in self._embed_batches([*plan.adds, *plan.changes], parsed):
+        for batch in self._embed_batches(paths, parsed, between, run):
             self._store().apply(upserts=batch)
             self.catalog.apply(record for record, _ in batch)
             done += len(batch)
+            self.progress.written(run, len(batch))
             report.chunks_embedded += sum(len(chunks) for _, chunks in batch)
             if progress:
                 progress(done, total)
         report.added, report.changed = len(plan.adds), len(plan.changes)
-        self._apply_metadata(plan, parsed, known, report)
-        self._apply_failures(failed, known)
 
     def _apply_metadata(
         self, plan: SyncPlan, parsed: dict[str, Note], known: dict[str, NoteRecord],
@@ -324,20 +341,26 @@ class Indexer:
     # parsing and embedding ----------------------------------------------------------------
 
     def _embed_batches(
-        self, paths: Sequence[str], parsed: dict[str, Note]
+        self, paths: Sequence[str], parsed: dict[str, Note], between: Between | None, run: Run,
     ) -> Iterator[list[tuple[NoteRecord, list[ChunkRecord]]]]:
         pending: list[tuple[Note, list[Chunk]]] = []
         pending_chunks = 0
-        for path in paths:
+        first_unwritten = 0
+        for n, path in enumerate(paths):
             note = self._note(path, parsed)
             chunks = self._chunks(note)
+            alone = len(chunks) > SLICE_CHUNKS
+            if pending and (alone or pending_chunks + len(chunks) > self.options.batch_chunks):
+                # a note embedded in slices goes on its own, after the batch before it
+                yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
+                pending, pending_chunks, first_unwritten = [], 0, n
             pending.append((note, chunks))
             pending_chunks += len(chunks)
-            if pending_chunks >= self.options.batch_chunks:
-                yield self._embed(pending)
-                pending, pending_chunks = [], 0
+            if alone or pending_chunks >= self.options.batch_chunks:
+                yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
+                pending, pending_chunks, first_unwritten = [], 0, n + 1
         if pending:
-            yield self._embed(pending)
+            yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
 
     def _chunks(self, note: Note) -> list[Chunk]:
         chunks = chunk_markdown(
@@ -347,10 +370,12 @@ class Indexer:
         return chunks or [Chunk(index=0, heading="", text=note.title)]
 
     def _embed(
-        self, pending: list[tuple[Note, list[Chunk]]]
+        self, pending: list[tuple[Note, list[Chunk]]], unwritten: frozenset[str],
+        between: Between | None, run: Run,
     ) -> list[tuple[NoteRecord, list[ChunkRecord]]]:
         texts = [embedding_text(note.title, chunk) for note, chunks in pending for chunk in chunks]
-        vectors = self.embedder.embed(texts)
+        vectors = self._embed_sliced(texts, pending[0][0].path if len(pending) == 1 else None,
+                                     unwritten, between, run)
         out: list[tuple[NoteRecord, list[ChunkRecord]]] = []
         row = 0
         for note, chunks in pending:
@@ -363,6 +388,33 @@ class Indexer:
                 row += 1
             out.append((note_record(note, len(records)), records))
         return out
+
+    def _embed_sliced(
+        self, texts: list[str], note: str | None, unwritten: frozenset[str],
+        between: Between | None, run: Run,
+    ) -> list[Any]:
+        """The vectors of `texts` (rows, in order), embedded SLICE_CHUNKS at a time, longest
+        first as the embedder orders them anyway, with `between` after each slice but the
+        last. `note`: the one note these texts are of, if they are one note's."""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        slices = [order[start:start + SLICE_CHUNKS] for start in range(0, len(order), SLICE_CHUNKS)]
+        sliced = len(slices) > 1 and note is not None
+        if sliced:
+            self.progress.slicing(run, note, len(texts))
+        rows: list[Any] = [None] * len(texts)
+        try:
+            for n, piece in enumerate(slices):
+                for i, vector in zip(piece, self.embedder.embed([texts[i] for i in piece]),
+                                     strict=True):
+                    rows[i] = vector
+                if sliced:
+                    self.progress.sliced(run, len(piece))
+                if between is not None and n + 1 < len(slices):
+                    between(unwritten)
+        finally:
+            if sliced:
+                self.progress.slicing(run, None)
+        return rows
 
     def _note(self, path: str, parsed: dict[str, Note]) -> Note:
         note = parsed.get(path)

@@ -149,7 +149,10 @@ def _search() -> ToolSpec:
         "and review (true: a fading memory blended in for spaced repetition; mention it if it "
         "helps and report it with observe_memory_usage). A memory replaced by a newer one "
         "carries superseded_by {id, title, path, uri} (null otherwise) and ranks below its "
-        "successor: answer from the successor. Searching does not count as a use.",
+        "successor: answer from the successor. Searching does not count as a use. "
+        "While the vault's index is being built, the answer also has indexing {done, total} "
+        "(notes indexed so far): the results are partial, so say so rather than conclude the "
+        "vault holds nothing.",
         _schema(
             "search", ("query",),
             query="What to look for: a question or keywords, in the user's words.",

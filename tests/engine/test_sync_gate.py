@@ -1,0 +1,230 @@
+"""A large note never holds other notes' indexing: smallest first within a sync, slices with
+waiting changes let in between them, and the counts of the work visible while it runs."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from vaultmem.app import indexer_options
+from vaultmem.config import Settings
+from vaultmem.engine.indexer import SLICE_CHUNKS, Indexer, SyncReport
+from vaultmem.engine.sync_gate import SyncGate
+from vaultmem.index.base import Vector
+from vaultmem.index.catalog import Catalog
+from vaultmem.index.embedders import FakeEmbedder
+from vaultmem.vault.ignore import IgnoreRules
+
+from .test_indexer import CountingStore, write
+
+pytestmark = pytest.mark.timeout(60)
+
+BIG = "big/Large note.md"
+MARK = "zebraword"  # only the large note's chunks hold it
+WAIT_S = 20.0
+
+
+def big_text(sections: int) -> str:
+    body = " ".join(f"{MARK} filler sentence number {n} about nothing much." for n in range(14))
+    return "# Large note\n\n" + "\n\n".join(
+        f"## Part {n}\n\n{body}" for n in range(sections)) + "\n"
+
+
+class GatedEmbedder(FakeEmbedder):
+    """Embeds the large note's slices one at a time: each waits until the test allows it."""
+
+    def __init__(self) -> None:
+        super().__init__(32)
+        self.allowed = threading.Semaphore(0)
+        self.big_slices = 0
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.calls.append(list(texts))
+        if any(MARK in text for text in texts):
+            assert self.allowed.acquire(timeout=WAIT_S), "the test never allowed this slice"
+            self.big_slices += 1
+        return super().embed(texts)
+
+
+@pytest.fixture
+def parts(tmp_path: Path) -> Iterator[tuple[Path, Catalog, Indexer, GatedEmbedder]]:
+    vault = tmp_path / "vault"
+    for n in range(3):
+        write(vault, f"notes/small {n}.md", f"# Small {n}\n\nA short note about topic {n}.\n")
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    embedder = GatedEmbedder()
+    indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog,
+                      CountingStore(tmp_path / "lance"), embedder, indexer_options(Settings()))
+    indexer.sync()
+    yield vault, catalog, indexer, embedder
+    catalog.close()
+
+
+def wait(condition: object, what: str) -> None:
+    event = threading.Event()
+    for _ in range(int(WAIT_S / 0.01)):
+        if callable(condition) and condition():
+            return
+        event.wait(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_small_notes_in_the_same_sync_go_before_the_large_one(parts: tuple[
+        Path, Catalog, Indexer, GatedEmbedder]) -> None:
+    vault, _catalog, indexer, embedder = parts
+    write(vault, BIG, big_text(SLICE_CHUNKS * 2 + 5))
+    for n in range(3):
+        write(vault, f"notes/small {n}.md", f"# Small {n}\n\nEdited note about topic {n}.\n")
+    seen_between: list[frozenset[str]] = []
+    for _ in range(10):
+        embedder.allowed.release()
+    report = indexer.sync(paths=[BIG, *(f"notes/small {n}.md" for n in range(3))],
+                          between=seen_between.append)
+    assert (report.added, report.changed) == (1, 3)
+    assert embedder.big_slices == 3
+    # the small notes were embedded in a call before any of the large note's slices
+    first_big = next(i for i, call in enumerate(embedder.calls) if any(MARK in t for t in call))
+    smalls = [i for i, call in enumerate(embedder.calls) if any("Edited" in t for t in call)]
+    assert smalls and max(smalls) < first_big
+    # between the slices, only the large note was still unwritten
+    assert seen_between == [frozenset({BIG})] * 2
+
+
+def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tuple[
+        Path, Catalog, Indexer, GatedEmbedder]) -> None:
+    vault, catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 3))
+    big_done: list[SyncReport] = []
+    big = threading.Thread(target=lambda: big_done.append(gate.sync_paths([BIG], {})))
+    embedder.allowed.release()  # the first slice only
+    big.start()
+    try:
+        wait(lambda: (indexer.progress.snapshot()["current"] or {}).get("chunks_done"),
+             "the first slice")
+        snapshot = indexer.progress.snapshot()
+        assert snapshot["running"] and snapshot["kind"] == "changes"
+        assert snapshot["current"]["path"] == BIG
+        assert snapshot["current"]["chunks_done"] == SLICE_CHUNKS
+        assert snapshot["current"]["chunks_total"] >= SLICE_CHUNKS * 3
+
+        write(vault, "notes/new edit.md", "# New edit\n\nWritten while the large note embeds.\n")
+        small_done: list[SyncReport] = []
+        small = threading.Thread(
+            target=lambda: small_done.append(gate.sync_paths(["notes/new edit.md"], {})))
+        small.start()
+        wait(lambda: gate.queued() == 1, "the edit to wait for the writer")
+        embedder.allowed.release()  # the second slice; the edit goes in after it
+        small.join(WAIT_S)
+        assert small_done and small_done[0].added == 1
+        assert "notes/new edit.md" in catalog.records_for(["notes/new edit.md"])
+        assert not big_done and big.is_alive()  # the large note is still being embedded
+        assert BIG not in catalog.records_for([BIG])
+    finally:
+        for _ in range(10):
+            embedder.allowed.release()
+        big.join(WAIT_S)
+    assert big_done and big_done[0].added == 1
+    assert indexer.progress.snapshot() == {"running": False, "kind": None, "done": 0,
+                                           "total": 0, "current": None}
+
+
+def test_an_edit_to_the_note_being_embedded_waits_for_it(parts: tuple[
+        Path, Catalog, Indexer, GatedEmbedder]) -> None:
+    """The running sync holds the older text of its own notes: a newer edit of one of them is
+    synced after it, so the newer text wins."""
+    vault, catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 2))
+    embedder.allowed.release()
+    big = threading.Thread(target=lambda: gate.sync_paths([BIG], {}))
+    big.start()
+    again: list[SyncReport] = []
+    try:
+        wait(lambda: embedder.big_slices == 1, "the first slice")
+        write(vault, BIG, "# Large note\n\nNow short.\n")
+        second = threading.Thread(target=lambda: again.append(gate.sync_paths([BIG], {})))
+        second.start()
+        wait(lambda: gate.queued() == 1, "the second sync to wait")
+        for _ in range(10):
+            embedder.allowed.release()
+        big.join(WAIT_S)
+        second.join(WAIT_S)
+    finally:
+        for _ in range(10):
+            embedder.allowed.release()
+        big.join(WAIT_S)
+    assert again and again[0].changed == 1
+    assert catalog.records_for([BIG])[BIG].chunk_count == 1
+
+
+def test_a_failing_sync_let_in_between_fails_its_caller_only(
+        parts: tuple[Path, Catalog, Indexer, GatedEmbedder],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    vault, _catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 2))
+    real_sync = indexer.sync
+
+    def sync(paths: Collection[str] | None = None, *args: object, **kwargs: object) -> SyncReport:
+        if paths is not None and "notes/broken.md" in paths:
+            raise RuntimeError("disk on fire")
+        return real_sync(paths, *args, **kwargs)  # type: ignore[arg-type]
+    monkeypatch.setattr(indexer, "sync", sync)
+    embedder.allowed.release()
+    big_done: list[SyncReport] = []
+    big = threading.Thread(target=lambda: big_done.append(gate.sync_paths([BIG], {})))
+    big.start()
+    errors: list[BaseException] = []
+
+    def broken() -> None:
+        try:
+            gate.sync_paths(["notes/broken.md"], {})
+        except RuntimeError as exc:
+            errors.append(exc)
+    try:
+        wait(lambda: embedder.big_slices == 1, "the first slice")
+        other = threading.Thread(target=broken)
+        other.start()
+        wait(lambda: gate.queued() == 1, "the broken sync to wait")
+        for _ in range(10):
+            embedder.allowed.release()
+        other.join(WAIT_S)
+    finally:
+        for _ in range(10):
+            embedder.allowed.release()
+        big.join(WAIT_S)
+    assert [str(e) for e in errors] == ["disk on fire"]
+    assert big_done and big_done[0].added == 1
+
+
+def test_a_sync_takes_changes_from_a_queue_on_its_own_thread(parts: tuple[
+        Path, Catalog, Indexer, GatedEmbedder]) -> None:
+    """The watcher's thread may be the one embedding the large note: the gate takes its next
+    batch from the watcher's queue between slices, not only from other waiting callers."""
+    vault, catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 2))
+    write(vault, "notes/queued.md", "# Queued\n\nWritten while the large note embeds.\n")
+    queue = {"notes/queued.md", BIG}
+    offered: list[frozenset[str]] = []
+    reports: list[tuple[SyncReport, bool]] = []
+
+    def take(unwritten: frozenset[str]) -> tuple[Collection[str], dict[str, object]] | None:
+        offered.append(unwritten)
+        paths = {p for p in queue if p not in unwritten}
+        queue.difference_update(paths)
+        return (paths, {}) if paths else None
+    gate.let_in(take, lambda report: reports.append(  # type: ignore[arg-type]
+        (report, BIG in catalog.records_for([BIG]))))
+    for _ in range(10):
+        embedder.allowed.release()
+    big = gate.sync_paths([BIG], {})
+    assert big.added == 1
+    assert offered and offered[0] == frozenset({BIG})
+    assert [(r.added, written) for r, written in reports] == [(1, False)]  # before the big one
+    assert queue == {BIG}  # still queued: the running sync had it to write

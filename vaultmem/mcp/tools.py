@@ -109,14 +109,13 @@ def _save() -> ToolSpec:
         "last use is not counted as a use). If a similar memory exists (a reworded save), "
         "nothing is saved and the answer names it (created=false, similar={id, path, title, "
         "similarity}, memory: that memory): touch or leave it, or save again with force=true "
-        "when the new text says something it does not. Answer: {created, reinforced, memory: "
-        "{id, path, title, uri, tags, type, strength, score, ...}}.",
-        "(created=false, reinforced={id, reason}). When the new memory updates an older one "
-        "(a changed port, version, date or name), pass that memory's id as supersedes: the old "
-        "one is kept but marked stale and fades. A save close to an existing memory that "
-        "changes a value answers possible_update_of={id, title, path, reason}: ask the user, "
-        "then call supersede_memory to confirm. Answer: {created, reinforced, superseded, "
-        "possible_update_of, memory: {id, path, title, uri, tags, type, strength, score, ...}}.",
+        "when the new text says something it does not. When the new memory updates an older "
+        "one (a changed port, version, date or name), pass that memory's id as supersedes: the "
+        "old one is kept but marked stale and fades. A save close to an existing memory that "
+        "changes a value is saved and answers possible_update_of={id, title, path, reason}: "
+        "ask the user, then call supersede_memory to confirm. Answer: {created, reinforced, "
+        "superseded, possible_update_of, memory: {id, path, title, uri, tags, type, strength, "
+        "score, ...}}.",
         _schema(
             "save", ("content",),
             content="The memory itself, in plain Markdown: complete sentences that stand alone.",

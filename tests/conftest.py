@@ -16,10 +16,19 @@ SAMPLE_VAULT = REPO / "sample-vault"
 CORPORA = REPO.parent / "shared" / "corpora"
 
 
+@pytest.fixture(scope="session")
+def _model_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder of model files (the ONNX export) for the whole run: each test has its own
+    data dir, but exporting the model again for every test that loads it would cost seconds."""
+    return tmp_path_factory.mktemp("models")
+
+
 @pytest.fixture(autouse=True)
-def _hermetic_env(tmp_path_factory: pytest.TempPathFactory,
-                  monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                  _model_files: Path) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
+    (home / "data" / "vaultmem").mkdir(parents=True)
+    (home / "data" / "vaultmem" / "models").symlink_to(_model_files, target_is_directory=True)
     for name in list(os.environ):
         if name.startswith("VAULTMEM_"):
             monkeypatch.delenv(name)

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from tests.core.test_intake import B64, fake, jwt, pem, upper_fake
+from tests.harness.apps import fake_app
 from tests.harness.daemon import REPO, DaemonProcess, wait_until
 from vaultmem.api.client import Client
 from vaultmem.api.ops import Api
@@ -119,14 +120,8 @@ def app(tmp_path: Path) -> Iterator[App]:
     (vault / "Notes").mkdir(parents=True)
     (vault / "Notes" / "Bikes.md").write_text("# Bikes\n\nSpare tubes are in the garage.\n",
                                               encoding="utf-8")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake"})
-    app = build_app(settings)
-    app.engine.reindex()
-    try:
+    with fake_app(vault, tmp_path / "data") as app:
         yield app
-    finally:
-        app.close()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.apps import fake_app
 from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
@@ -28,14 +29,8 @@ def app(tmp_path: Path) -> Iterator[App]:
     (vault / "Notes").mkdir(parents=True)
     (vault / "Notes" / "NAS.md").write_text("# NAS\n\nThe NAS sits in the hall cupboard.\n",
                                             encoding="utf-8")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake"})
-    app = build_app(settings)
-    app.engine.reindex()
-    try:
+    with fake_app(vault, tmp_path / "data") as app:
         yield app
-    finally:
-        app.close()
 
 
 def api(app: App, now: datetime = NOW) -> Api:

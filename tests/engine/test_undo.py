@@ -11,11 +11,11 @@ import pytest
 
 from tests.cli._support import REFERENCE, ago, memory_note
 from tests.engine.test_consolidation import KETTLE, TAXES
+from tests.harness.apps import fake_app
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import RESPONSES
 from vaultmem.api.validation import validate
-from vaultmem.app import App, build_app
-from vaultmem.config import load_settings
+from vaultmem.app import App
 from vaultmem.errors import InvalidInput, NotFound
 
 NOW = REFERENCE
@@ -34,14 +34,8 @@ def app(tmp_path: Path) -> Iterator[App]:
                 memory_id="m-kettle")
     memory_note(vault, "quarterly taxes", use_count=1, last_used=ago(hours=3), body=TAXES,
                 memory_id="m-taxes")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake"})
-    app = build_app(settings)
-    app.engine.reindex()
-    try:
+    with fake_app(vault, tmp_path / "data") as app:
         yield app
-    finally:
-        app.close()
 
 
 @pytest.fixture

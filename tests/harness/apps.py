@@ -1,0 +1,26 @@
+"""An App over a vault with the deterministic fake embedder, indexed and closed after use: what
+most engine and api tests stand on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from vaultmem.app import App, build_app
+from vaultmem.config import load_settings
+
+
+@contextmanager
+def fake_app(vault: Path, data: Path, **overrides: Any) -> Iterator[App]:
+    """`build_app` on `vault` (data in `data`), no config file or environment read, the whole
+    vault indexed first; `overrides` are further settings."""
+    settings = load_settings(data.parent / "none.toml", env={}, overrides={
+        "vault": str(vault), "data_dir": str(data), "embedding_model": "fake", **overrides})
+    app = build_app(settings)
+    try:
+        app.engine.reindex()
+        yield app
+    finally:
+        app.close()

@@ -471,9 +471,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--churn", type=int, help="edits in the churn (default 1000; quick 60)")
     parser.add_argument("--chunks", type=int, help="generated vault size (default 10000; quick "
                         "1500)")
+    parser.add_argument("--edits", type=int, help="edit -> searchable samples (default 30; "
+                        "quick 5)")
     args = parser.parse_args(argv)
     args.runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
-    churn_edits, chunks = args.churn, args.chunks
+    churn_edits, chunks, edits = args.churn, args.chunks, args.edits
     full = not args.quick
     args.pool_notes = 300 if full else 40
     args.chunks = chunks or (10000 if full else 1500)
@@ -481,7 +483,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.cold_runs = 3 if full else 1
     args.searches = 100 if full else 30
     args.touches = 500 if full else 100
-    args.edits = 30 if full else 5
+    args.edits = edits or (30 if full else 5)
     args.idle = 60.0 if full else 10.0
     args.churn = churn_edits or (1000 if full else 60)
     args.batch = 10

@@ -4,7 +4,7 @@ from the catalog: a metadata-only change is a catalog write, a batch reads its o
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import pytest
 from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
 from vaultmem.engine.indexer import Indexer
-from vaultmem.index.base import SCHEMA_VERSION
+from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.lance import META_FILE, LanceIndex
@@ -51,6 +51,9 @@ class CountingStore:
     def clear(self) -> None:
         self.writes.append({"clear": True})
         self.index.clear()
+
+    def stored_chunks(self, paths: Collection[str]) -> list[ChunkRecord]:
+        return self.index.stored_chunks(paths)
 
 
 def memory_text(*, title: str = "SSH keys", tags: str = "[ssh]", aliases: str = "[]",

@@ -1,7 +1,9 @@
 """Keep the derived index in step with the vault: scan, plan (pure), then apply in batches.
 
 Unchanged notes are recognised by (mtime, size) and confirmed by content hash; unchanged bodies
-are never re-embedded, and moves keep their vectors. A frontmatter-only change (a flush of
+are never re-embedded, and moves keep their vectors. An edited note's chunks whose embedding
+input (note title, heading, text) is unchanged keep their stored vectors: only new or changed
+chunks are embedded. A frontmatter-only change (a flush of
 `stm_*` state, a new tag) is a catalog write only: the chunk store is written only when the
 names its chunks carry for the full-text index change. Embedding work is batched across notes
 and each batch is one chunk-store write. A batch sync (the watcher's) reads only its own paths'
@@ -35,7 +37,9 @@ from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 Progress = Callable[[int, int], None]
 # Called between two embedding slices with the paths this sync has yet to write.
 Between = Callable[[frozenset[str]], None]
-SLICE_CHUNKS = 32  # chunks embedded between two looks at waiting changes (2 model batches)
+# Chunks embedded between two looks at waiting changes: 2 ONNX batches (embedding_batch_size 4),
+# so an edit arriving while a large note is embedded waits for one short slice at most.
+SLICE_CHUNKS = 8
 
 
 class ChunkStore(Protocol):
@@ -51,6 +55,8 @@ class ChunkStore(Protocol):
     ) -> None: ...
 
     def clear(self) -> None: ...
+
+    def stored_chunks(self, paths: Collection[str]) -> Sequence[ChunkRecord]: ...
 
 
 class StoreHandle(Protocol):
@@ -155,7 +161,7 @@ class Indexer:
         self._apply_failures(failed, known)
         self._record_skipped(skipped, known, report)
         self._refresh_stat_only(stats, known, plan, failed)
-        self._apply_embeds(plan, parsed, report, progress, between, run)
+        self._apply_embeds(plan, parsed, known, report, progress, between, run)
         report.failed = len(failed)
         report.failures = sorted(failed.items())
         report.seconds = time.perf_counter() - started
@@ -248,8 +254,8 @@ class Indexer:
     # apply --------------------------------------------------------------------------------
 
     def _apply_embeds(
-        self, plan: SyncPlan, parsed: dict[str, Note], report: SyncReport,
-        progress: Progress | None, between: Between | None, run: Run,
+        self, plan: SyncPlan, parsed: dict[str, Note], known: dict[str, NoteRecord],
+        report: SyncReport, progress: Progress | None, between: Between | None, run: Run,
     ) -> None:
         # smallest first: a large note in the same batch delays none of the others
         paths = sorted([*plan.adds, *plan.changes], key=lambda p: (self._note(p, parsed).size, p))
@@ -257,12 +263,15 @@ class Indexer:
         self.progress.planned(run, total)
         if progress:
             progress(0, total)
-        for batch in self._embed_batches(paths, parsed, between, run):
+        # the title each edited note's stored chunks were embedded under
+        before = {path: known[path].title for path in plan.changes
+                  if path in known and known[path].chunk_count}
+        for batch, embedded in self._embed_batches(paths, parsed, before, between, run):
             self._store().apply(upserts=batch)
             self.catalog.apply(record for record, _ in batch)
             done += len(batch)
             self.progress.written(run, len(batch))
-            report.chunks_embedded += sum(len(chunks) for _, chunks in batch)
+            report.chunks_embedded += embedded
             if progress:
                 progress(done, total)
         report.added, report.changed = len(plan.adds), len(plan.changes)
@@ -341,8 +350,11 @@ class Indexer:
     # parsing and embedding ----------------------------------------------------------------
 
     def _embed_batches(
-        self, paths: Sequence[str], parsed: dict[str, Note], between: Between | None, run: Run,
-    ) -> Iterator[list[tuple[NoteRecord, list[ChunkRecord]]]]:
+        self, paths: Sequence[str], parsed: dict[str, Note], before: Mapping[str, str],
+        between: Between | None, run: Run,
+    ) -> Iterator[tuple[list[tuple[NoteRecord, list[ChunkRecord]]], int]]:
+        """Batches of (note record, chunks) ready to write, each with how many chunks it
+        embedded (the others kept their stored vectors)."""
         pending: list[tuple[Note, list[Chunk]]] = []
         pending_chunks = 0
         first_unwritten = 0
@@ -352,15 +364,15 @@ class Indexer:
             alone = len(chunks) > SLICE_CHUNKS
             if pending and (alone or pending_chunks + len(chunks) > self.options.batch_chunks):
                 # a note embedded in slices goes on its own, after the batch before it
-                yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
+                yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
                 pending, pending_chunks, first_unwritten = [], 0, n
             pending.append((note, chunks))
             pending_chunks += len(chunks)
             if alone or pending_chunks >= self.options.batch_chunks:
-                yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
+                yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
                 pending, pending_chunks, first_unwritten = [], 0, n + 1
         if pending:
-            yield self._embed(pending, frozenset(paths[first_unwritten:]), between, run)
+            yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
 
     def _chunks(self, note: Note) -> list[Chunk]:
         chunks = chunk_markdown(
@@ -371,11 +383,17 @@ class Indexer:
 
     def _embed(
         self, pending: list[tuple[Note, list[Chunk]]], unwritten: frozenset[str],
-        between: Between | None, run: Run,
-    ) -> list[tuple[NoteRecord, list[ChunkRecord]]]:
+        before: Mapping[str, str], between: Between | None, run: Run,
+    ) -> tuple[list[tuple[NoteRecord, list[ChunkRecord]]], int]:
         texts = [embedding_text(note.title, chunk) for note, chunks in pending for chunk in chunks]
-        vectors = self._embed_sliced(texts, pending[0][0].path if len(pending) == 1 else None,
-                                     unwritten, between, run)
+        kept = self._stored_vectors([note.path for note, _ in pending], before)
+        new = [n for n, text in enumerate(texts) if text not in kept]
+        embedded = self._embed_sliced([texts[n] for n in new],
+                                      pending[0][0].path if len(pending) == 1 else None,
+                                      unwritten, between, run)
+        vectors: list[Any] = [kept.get(text) for text in texts]
+        for n, vector in zip(new, embedded, strict=True):
+            vectors[n] = vector
         out: list[tuple[NoteRecord, list[ChunkRecord]]] = []
         row = 0
         for note, chunks in pending:
@@ -387,7 +405,19 @@ class Indexer:
                 ))
                 row += 1
             out.append((note_record(note, len(records)), records))
-        return out
+        return out, len(new)
+
+    def _stored_vectors(self, paths: Sequence[str], before: Mapping[str, str]) -> dict[str, Any]:
+        """The stored vectors of the edited notes among `paths`, by their embedding input (the
+        same input gives the same vector: the index identity pins the embedder)."""
+        edited = [path for path in paths if path in before]
+        if not edited:
+            return {}
+        return {
+            embedding_text(before[chunk.path], Chunk(chunk.index, chunk.heading, chunk.text)):
+            chunk.vector
+            for chunk in self._store().stored_chunks(edited)
+        }
 
     def _embed_sliced(
         self, texts: list[str], note: str | None, unwritten: frozenset[str],

@@ -209,6 +209,21 @@ class LanceIndex:
             matrix = self._ensure_matrix()
             return [] if matrix is None else matrix.related(path, k)
 
+    def stored_chunks(self, paths: Collection[str]) -> list[ChunkRecord]:
+        """The stored chunks of `paths` (an edited note's unchanged chunks keep their vectors)."""
+        with self._lock, _storage_errors():
+            if self._chunks is None or self._dim is None or not paths:
+                return []
+            rows = (self._chunks.search().where(tb.in_list("path", paths), prefilter=True)
+                    .select(["chunk_id", "path", "idx", "heading", "text", "vector"]).to_arrow())
+            vectors = tb.vectors_from_arrow(rows.column("vector"), self._dim)
+            return [
+                ChunkRecord(chunk_id=row["chunk_id"], path=row["path"], index=row["idx"],
+                            heading=row["heading"], text=row["text"], vector=vectors[n])
+                for n, row in enumerate(
+                    rows.select(["chunk_id", "path", "idx", "heading", "text"]).to_pylist())
+            ]
+
     def _ensure_matrix(self) -> VectorMatrix | None:
         if self._matrix is None and self._chunks is not None and self._dim is not None:
             with _storage_errors():

@@ -139,20 +139,8 @@ class SentenceTransformerEmbedder:
         inference.shared().run(inference.QUERY, self._ensure_loaded)
 
     def embed(self, texts: Sequence[str]) -> Vector:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        # Longest first (as encode() sorts to cut padding), then one queued piece per model
-        # batch: a query embedding can run between two pieces.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        thread = inference.shared()
-        pieces = [order[start : start + self._batch_size]
-                  for start in range(0, len(order), self._batch_size)]
-        futures = [thread.submit(inference.BULK, self._encode, [texts[i] for i in piece],
-                                 self._threads) for piece in pieces]
-        out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for piece, future in zip(pieces, futures, strict=True):
-            out[piece] = future.result()
-        return out
+        return inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim,
+                                         self._threads)
 
     def embed_query(self, text: str) -> Vector:
         vectors = inference.shared().run(

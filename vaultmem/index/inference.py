@@ -15,9 +15,13 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any, TypeVar
+
+import numpy as np
+
+from vaultmem.index.base import Vector
 
 T = TypeVar("T")
 
@@ -98,3 +102,21 @@ def shared() -> InferenceThread:
         if not _SHARED:
             _SHARED.append(InferenceThread())
         return _SHARED[0]
+
+
+def embed_in_pieces(texts: Sequence[str], encode: Callable[..., Vector], batch_size: int,
+                    dim: int, *args: Any) -> Vector:
+    """`encode(piece, *args)` over `texts`, longest first (less padding), one queued BULK piece
+    per model batch so that a query embedding can run between two pieces; rows in the order of
+    `texts`."""
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    thread = shared()
+    pieces = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    futures = [thread.submit(BULK, encode, [texts[i] for i in piece], *args)
+               for piece in pieces]
+    out = np.empty((len(texts), dim), dtype=np.float32)
+    for piece, future in zip(pieces, futures, strict=True):
+        out[piece] = future.result()
+    return out

@@ -24,14 +24,14 @@ from urllib.parse import quote
 import pytest
 
 from tests.conftest import SAMPLE_VAULT
+from tests.harness.apps import fake_app
 from vaultmem import __version__
 from vaultmem.api.auth import check_host, check_origin, load_or_create_token, token_matches
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import RESPONSES, ROUTES
 from vaultmem.api.server import ApiServer
 from vaultmem.api.validation import validate
-from vaultmem.app import App, build_app
-from vaultmem.config import load_settings
+from vaultmem.app import App
 from vaultmem.errors import ConfigError
 
 REFERENCE = datetime.fromisoformat("2026-11-20T12:00:00+00:00")
@@ -46,14 +46,8 @@ OBSIDIAN = "app://obsidian.md"
 def sample_app(root: Path) -> Iterator[App]:
     """A real App on a fresh copy of sample-vault/, indexed with the fake embedder."""
     vault = Path(shutil.copytree(SAMPLE_VAULT, root / "vault", symlinks=True))
-    settings = load_settings(config_path=root / "none.toml", env={}, overrides={
-        "vault": str(vault), "data_dir": str(root / "data"), "embedding_model": "fake"})
-    app = build_app(settings)
-    try:
-        app.engine.reindex()
+    with fake_app(vault, root / "data") as app:
         yield app
-    finally:
-        app.close()
 
 
 @dataclass

@@ -34,6 +34,7 @@ from vaultmem.core.memory import (
 )
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import resave_counts, touch
+from vaultmem.core.updates import value_change
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, unwritable_reason, writable
 from vaultmem.engine.shapes import JSON
@@ -78,7 +79,8 @@ class Lifecycle:
     ) -> JSON:
         """Save a memory through the intake gate: refused content writes nothing anywhere; an
         exact or near duplicate of a live memory reinforces it instead of adding another; a
-        similar one (`similar_memory_cosine`) holds the save back unless `force`."""
+        similar one (`similar_memory_cosine`) holds the save back unless `force` or it changes
+        one of that memory's values (an update, proposed by `Updates`)."""
         content = content.strip()
         self._check_content(content, title=title, tags=tags, source=source, type=type,
                             strength=strength)
@@ -94,8 +96,9 @@ class Lifecycle:
                 closest.memory, now,
                 f"a near-duplicate memory exists (cosine {closest.text_cosine:.2f})")
         if (closest is not None and not force
-                and closest.similarity >= self.params.similar_memory_cosine):
-            return self._held_back(closest, now)
+                and closest.similarity >= self.params.similar_memory_cosine
+                and value_change(_content_of(closest.memory), content) is None):
+            return self._held_back(closest, now)  # a rewording; a changed value is an update
         state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
                           pinned=pinned, source=source, tags=tuple(clean_tags))
         path, text = create_memory_note(

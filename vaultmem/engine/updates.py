@@ -52,18 +52,13 @@ class Updates:
              title: str | None = None, tags: Sequence[str] = (), type: str | None = None,
              strength: float = 1.0, pinned: bool = False, source: str | None = None,
              force: bool = False) -> JSON:
-        """A save that names the memory it replaces is never held back as a rewording of it,
-        and neither is one that changes a value of the similar memory: that is an update,
-        saved and proposed (or applied) like any detected update."""
+        """A save that names the memory it replaces is never held back as a rewording of it
+        (Lifecycle does not hold back one that changes a value either: that is an update)."""
         old = self._replaceable(supersedes, content) if supersedes is not None else None
         force = force or old is not None
         answer = self.lifecycle.save(content, now, title=title, tags=tags, type=type,
                                      strength=strength, pinned=pinned, source=source,
                                      force=force)
-        if not force and self._changes_a_value(answer, content):
-            answer = self.lifecycle.save(content, now, title=title, tags=tags, type=type,
-                                         strength=strength, pinned=pinned, source=source,
-                                         force=True)
         answer["superseded"] = None
         answer["possible_update_of"] = None
         saved_id = answer["memory"]["id"]
@@ -81,14 +76,6 @@ class Updates:
                 else:
                     self._propose(answer, found[0].state.id, now)
         return answer
-
-    def _changes_a_value(self, answer: JSON, content: str) -> bool:
-        """Whether a save held back as similar to a memory changes one of its values."""
-        similar = answer.get("similar")
-        if answer["created"] or similar is None:
-            return False
-        held = self.engine.memories.load(similar["path"])
-        return value_change(_content_of(held), content) is not None
 
     def detect(self, content: str, tags: Sequence[str], saved_path: str
                ) -> tuple[MemoryNote, str, float] | None:

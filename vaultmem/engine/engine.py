@@ -37,6 +37,7 @@ from vaultmem.engine.indexer import Indexer, Progress, SyncReport
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.note_records import with_dated_problems
 from vaultmem.engine.search_context import query_context
 from vaultmem.engine.shapes import (
     JSON,
@@ -244,12 +245,15 @@ class Engine:
         by_status: dict[str, int] = {}
         by_type: dict[str, int] = {}
         active: list[tuple[str, MemoryState]] = []
+        states: list[tuple[str, MemoryState]] = []
         for memory in self.memories.iter_memories():
+            states.append((memory.path, memory.state))
             by_status[memory.state.status] = by_status.get(memory.state.status, 0) + 1
             kind = memory.state.type or "untyped"
             by_type[kind] = by_type.get(kind, 0) + 1
             if memory.state.status == ACTIVE:
                 active.append((memory.path, memory.state))
+        records = with_dated_problems(records, states, now)
         # the sweep's own plan, so the counts include what the active-memory cap archives
         plan = plan_sweep(active, now, self.params.decay, self.params.policy)
         decisions = {"keep": len(plan.keep), "forget": len(plan.archive),

@@ -1,12 +1,19 @@
 """What the catalog records of a note: its row when indexed, or a placeholder when skipped or
-failed (with the reason a user sees in `status`)."""
+failed (with the reason a user sees in `status`).
+
+A stored reason holds only what the note's bytes say. What depends on the time as well (a
+memory's dates lying ahead of now) is judged when read, with the caller's `now`
+(`with_dated_problems`): stored, it would go stale as the clock reaches those dates.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
-from vaultmem.core.memory import future_problem, is_memory, state_from_fields
+from vaultmem.core.memory import MemoryState, future_problem, is_memory, state_from_fields
 from vaultmem.index.base import NoteRecord
 from vaultmem.vault.notes import Note
 
@@ -45,11 +52,25 @@ def _memory_problem(note: Note) -> str:
     if not is_memory(note.fields):
         return ""
     try:
-        state = state_from_fields(note.fields, tags=note.tags)
+        state_from_fields(note.fields, tags=note.tags)
     except ValueError as exc:
         return f"not a valid memory, never written: {exc}"
-    problem = future_problem(state, datetime.now(UTC))
-    return f"memory left alone: {problem}" if problem else ""
+    return ""
+
+
+def with_dated_problems(records: Mapping[str, NoteRecord],
+                        memories: Iterable[tuple[str, MemoryState]],
+                        now: datetime) -> dict[str, NoteRecord]:
+    """`records` (path → row) with each memory whose dates lie ahead of `now` reported in its
+    row's reason, as `status` shows it; `memories` are (path, state) pairs."""
+    out = dict(records)
+    for path, state in memories:
+        problem = future_problem(state, now)
+        record = out.get(path)
+        if problem and record is not None:
+            reason = "; ".join(filter(None, [record.reason, f"memory left alone: {problem}"]))
+            out[path] = replace(record, reason=reason)
+    return out
 
 
 def placeholder(path: str, status: str, reason: str, root: Path) -> NoteRecord:

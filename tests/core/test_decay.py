@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from datetime import timedelta
 
 import pytest
 from hypothesis import given
@@ -17,9 +16,7 @@ from vaultmem.core.decay import (
     decay_factor,
     effective_half_life,
     half_life_to_lambda,
-    lambda_to_half_life,
     score,
-    time_until,
 )
 
 from ._support import DAY, HOUR, NOW, memory
@@ -92,12 +89,14 @@ def test_use_count_power(params: DecayParams, uses: int, expected: float, tolera
 def test_exponential_lambda_is_ln2_over_three_days() -> None:
     assert half_life_to_lambda(3.0) == pytest.approx(math.log(2) / (3 * DAY), rel=1e-12)
     assert half_life_to_lambda(3.0) == pytest.approx(2.674e-6, rel=1e-3)
-    assert lambda_to_half_life(half_life_to_lambda(7.5)) == pytest.approx(7.5, rel=1e-12)
 
 
 def test_two_component_rates_match_their_half_lives() -> None:
-    assert lambda_to_half_life(TWO.fast_lambda) * 24 == pytest.approx(12.0, rel=0.01)
-    assert lambda_to_half_life(TWO.slow_lambda) == pytest.approx(7.0, rel=0.01)
+    def half_life_days(rate: float) -> float:
+        return math.log(2) / rate / DAY
+
+    assert half_life_days(TWO.fast_lambda) * 24 == pytest.approx(12.0, rel=0.01)
+    assert half_life_days(TWO.slow_lambda) == pytest.approx(7.0, rel=0.01)
 
 
 def test_the_configured_model_is_the_one_used() -> None:
@@ -186,19 +185,3 @@ def test_decay_factor_monotone(params: DecayParams, a: float, b: float) -> None:
 @given(params=MODELS)
 def test_decay_factor_is_one_at_zero(params: DecayParams) -> None:
     assert decay_factor(0.0, params) == 1.0
-
-
-@pytest.mark.parametrize("params", [EXP, POWER, TWO], ids=lambda p: p.model)
-def test_time_until_threshold(params: DecayParams) -> None:
-    state = memory(idle_hours=2, use_count=2, strength=1.2)
-    seconds = time_until(state, 0.05, NOW, params)
-    assert seconds is not None and seconds > 0
-    just_before = NOW + timedelta(seconds=seconds - 2)
-    assert score(state, just_before, params) >= 0.05
-    assert score(state, NOW + timedelta(seconds=seconds), params) < 0.05
-
-
-def test_time_until_already_below_and_beyond_horizon() -> None:
-    assert time_until(memory(idle_hours=30 * 24), 0.05, NOW, EXP) == 0.0
-    assert time_until(memory(), 0.05, NOW, POWER, horizon_days=1) is None
-    assert time_until(memory(strength=0.0), 0.05, NOW, POWER) == 0.0

@@ -116,7 +116,7 @@ def test_near_duplicates_form_one_stable_cluster(vault: Path, apps: list[App]) -
     assert member["use_count"] == 3
     assert member["score"] == pytest.approx(app.engine.get(first, NOW)["score"], abs=1e-6)
     assert consolidator.list_clusters(NOW)["clusters"] == listed
-    assert [c.id for c in consolidator.clusters(NOW)] == [cluster["id"]]
+    assert [c.id for c in consolidator.clusters()] == [cluster["id"]]
 
 
 def test_review_band_and_pinned_memories(vault: Path, apps: list[App]) -> None:
@@ -145,7 +145,7 @@ def test_merge_writes_one_note_and_archives_the_originals(vault: Path, apps: lis
     before_bytes = {memory_id: path.read_bytes() for memory_id, path in originals.items()}
     before = _digest(vault)
     app, consolidator = _consolidator(apps, vault)
-    [cluster] = consolidator.clusters(NOW)
+    [cluster] = consolidator.clusters()
 
     result = consolidator.merge(cluster.id, NOW)
 
@@ -188,16 +188,16 @@ def test_merge_writes_one_note_and_archives_the_originals(vault: Path, apps: lis
     archived = app.engine.search("kettle descales citric acid", NOW,
                                  filters=SearchFilters(statuses=("archived",)))
     assert {h["path"] for h in archived["results"]} == {a["to"] for a in result["archived"]}
-    assert consolidator.clusters(NOW) == []
+    assert consolidator.clusters() == []
 
 
 def test_unknown_or_stale_cluster_changes_nothing(vault: Path, apps: list[App]) -> None:
     _kettle_pair(vault)
     app, consolidator = _consolidator(apps, vault)
-    [stale] = consolidator.clusters(NOW)
+    [stale] = consolidator.clusters()
     memory_note(vault, "kettle descaling!", use_count=1, last_used=ago(days=1), body=KETTLE)
     app.engine.reindex()
-    [current] = consolidator.clusters(NOW)
+    [current] = consolidator.clusters()
     assert len(current.members) == 3 and current.id != stale.id
     before = _digest(vault)
     for bad in (stale.id, "c-000000000000"):
@@ -209,7 +209,7 @@ def test_unknown_or_stale_cluster_changes_nothing(vault: Path, apps: list[App]) 
 def test_a_keep_apart_cluster_is_not_merged(vault: Path, apps: list[App]) -> None:
     _bike_pair(vault)
     _, consolidator = _consolidator(apps, vault, merge_cohesion=0.99, review_cohesion=0.97)
-    [cluster] = consolidator.clusters(NOW)
+    [cluster] = consolidator.clusters()
     assert cluster.action == "keep"
     before = _digest(vault)
     with pytest.raises(InvalidInput, match="kept apart"):
@@ -222,7 +222,7 @@ def test_crash_before_archiving_leaves_originals_active(
 ) -> None:
     first, second = _kettle_pair(vault)
     app, consolidator = _consolidator(apps, vault)
-    [cluster] = consolidator.clusters(NOW)
+    [cluster] = consolidator.clusters()
     before = _digest(vault)
 
     def crash(*_: object) -> None:
@@ -237,7 +237,7 @@ def test_crash_before_archiving_leaves_originals_active(
     assert {k: v for k, v in after.items() if k in before} == before  # originals untouched
     [new_path] = set(after) - set(before)
     app.engine.reindex()
-    [again] = consolidator.clusters(NOW)
+    [again] = consolidator.clusters()
     new_id = app.engine.get(new_path, NOW)["id"]
     assert set(again.members) == {first, second, new_id}
 
@@ -250,7 +250,7 @@ def test_merge_in_the_daemon_carries_pending_touches(vault: Path, apps: list[App
         assert app.engine.memories.journal is journal
         for _ in range(2):
             app.engine.touch(first, NOW)  # journalled, not yet in the note
-        [cluster] = consolidator.clusters(NOW)
+        [cluster] = consolidator.clusters()
         result = consolidator.merge(cluster.id, NOW)
         assert result["merged_into"]["use_count"] == 3 + 2 + 5
         moved = {a["id"]: read_note(vault, a["to"]).fields for a in result["archived"]}
@@ -325,7 +325,7 @@ def test_two_devices_merging_one_cluster_write_one_memory(tmp_path: Path, vault:
     results = []
     for root in (vault, other):
         _, consolidator = _consolidator(apps, root)
-        [cluster] = consolidator.clusters(NOW)
+        [cluster] = consolidator.clusters()
         results.append(consolidator.merge(cluster.id, NOW)["merged_into"])
     assert results[0]["id"] == results[1]["id"] and results[0]["path"] == results[1]["path"]
     here, there = (root / results[0]["path"] for root in (vault, other))

@@ -42,7 +42,7 @@ def test_the_merged_note_takes_its_plain_name_and_the_device_counts(
 ) -> None:
     _same_day_pair(vault)
     _, consolidator = _consolidator(apps, vault)
-    [cluster] = consolidator.clusters(NOW)
+    [cluster] = consolidator.clusters()
     merged = consolidator.merge(cluster.id, NOW)["merged_into"]
     assert merged["path"] == f"memories/{DAY} kettle-descaling.md"
     assert not (vault / "memories" / f"{DAY} kettle-descaling-2.md").exists()
@@ -58,7 +58,7 @@ def test_a_promoted_merged_note_links_no_archived_original(vault: Path, apps: li
     (vault / "Kitchen.md").write_text("# Kitchen\n\nThe kettle descales with citric acid.\n",
                                       encoding="utf-8")
     app, consolidator = _consolidator(apps, vault)
-    [cluster] = consolidator.clusters(NOW)
+    [cluster] = consolidator.clusters()
     result = consolidator.merge(cluster.id, NOW)
     merged = result["merged_into"]
     archived = {link_name(move["to"]) for move in result["archived"]}
@@ -83,7 +83,7 @@ def test_merged_from_links_still_reach_an_original_of_the_same_name(
 ) -> None:
     _same_day_pair(vault)
     _, consolidator = _consolidator(apps, vault)
-    [cluster] = consolidator.clusters(NOW)
+    [cluster] = consolidator.clusters()
     result = consolidator.merge(cluster.id, NOW)
     text = (vault / result["merged_into"]["path"]).read_text(encoding="utf-8")
     same_name = next(m["to"] for m in result["archived"] if link_name(m["to"]).startswith(DAY))

@@ -177,7 +177,7 @@ class Api(MemoryOps):
 
     def _op_reconcile(self, body: JSON, now: datetime) -> JSON:
         with self._writes:
-            return self.reconciler.reconcile(now, apply=body["apply"])
+            return self.reconciler.reconcile(apply=body["apply"])
 
     def _op_promote(self, body: JSON, now: datetime) -> JSON:
         with self._writes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from types import MappingProxyType
 
 from .memory import MemoryState
@@ -65,12 +65,6 @@ def half_life_to_lambda(days: float) -> float:
     return math.log(2) / (days * SECONDS_PER_DAY)
 
 
-def lambda_to_half_life(lam: float) -> float:
-    """Half-life in days for an exponential rate per second."""
-    _require_positive("lambda", lam)
-    return math.log(2) / lam / SECONDS_PER_DAY
-
-
 def effective_half_life(state_type: str | None, params: DecayParams) -> float:
     """The half-life (days) for a memory type; untyped or unknown types use the default."""
     if state_type is None:
@@ -128,29 +122,3 @@ def score(state: MemoryState, now: datetime, params: DecayParams) -> float:
     factor = decay_factor(dt, params, effective_half_life(state.type, params))
     return float(state.use_count**params.beta) * factor * state.strength
 
-
-def time_until(
-    state: MemoryState,
-    threshold: float,
-    now: datetime,
-    params: DecayParams,
-    *,
-    horizon_days: float = 3650,
-) -> float | None:
-    """Seconds from `now` until the score drops below `threshold`.
-
-    0 if it is already below; None if it stays at or above it for `horizon_days`.
-    """
-    if score(state, now, params) < threshold:
-        return 0.0
-    horizon = horizon_days * SECONDS_PER_DAY
-    if score(state, now + timedelta(seconds=horizon), params) >= threshold:
-        return None
-    low, high = 0.0, horizon  # score(low) >= threshold > score(high)
-    while high - low > 1.0:
-        middle = (low + high) / 2
-        if score(state, now + timedelta(seconds=middle), params) < threshold:
-            high = middle
-        else:
-            low = middle
-    return high

@@ -249,7 +249,7 @@ class Daemon:
             Job("sweep", p.sweep_every_s, lambda: self._undoable(
                 "sweep", lambda now: app.lifecycle.sweep(now, dry_run=False))),
             Job("reconcile", p.reconcile_every_s,
-                lambda: app.reconciler.reconcile(_now(), apply=True),
+                lambda: app.reconciler.reconcile(apply=True),
                 should_run=lambda: bool(app.catalog.duplicate_ids())),
             Job("consolidate", p.consolidate_every_s, self._consolidate,
                 should_run=self._memories_changed),

@@ -155,12 +155,6 @@ class VaultWatcher:
 
     # state --------------------------------------------------------------------------------
 
-    @property
-    def last_event_at(self) -> float | None:
-        """When (monotonic) the latest change below the root was seen."""
-        with self._cond:
-            return self._burst.last_at
-
     def pending(self) -> int:
         """How many paths are queued and not yet handed to `on_batch`."""
         with self._cond:

@@ -77,9 +77,8 @@ class Consolidator:
 
     # listing ------------------------------------------------------------------------------
 
-    def clusters(self, now: datetime) -> list[Cluster]:
-        """Clusters of active, unpinned memories, best cohesion first (`now` is not needed to
-        cluster; it is taken for symmetry with the other operations)."""
+    def clusters(self) -> list[Cluster]:
+        """Clusters of active, unpinned memories, best cohesion first."""
         return self._snapshot().clusters
 
     def list_clusters(self, now: datetime) -> JSON:
@@ -130,7 +129,7 @@ class Consolidator:
         note could not be written safely, is skipped with the reason."""
         merged: list[JSON] = []
         skipped: list[JSON] = []
-        for cluster in self.clusters(now):
+        for cluster in self.clusters():
             if cluster.action != MERGE:
                 continue
             try:

@@ -194,7 +194,7 @@ class Lifecycle:
     def gc(self, now: datetime, *, apply: bool = False) -> JSON:
         memories, plan = self.plan(now)
         by_path = {m.path: m for m in memories}
-        done = _done(self._archive(by_path[item.path], item.decision, now)
+        done = _done(self._archive(by_path[item.path], item.decision)
                      for item in (plan.archive if apply else ()))
         return {
             "dry_run": not apply,
@@ -230,7 +230,7 @@ class Lifecycle:
         memories, plan = self.plan(now)
         by_path = {m.path: m for m in memories}
         archived = [] if dry_run else _done(
-            self._archive(by_path[i.path], i.decision, now) for i in plan.archive)
+            self._archive(by_path[i.path], i.decision) for i in plan.archive)
         promoted = [] if dry_run else _done(
             self._promote(by_path[i.path], i.decision, now) for i in plan.promote)
         return {
@@ -275,7 +275,7 @@ class Lifecycle:
 
         return bool(self.engine.memories.rewrite([memory.path], plan))
 
-    def _archive(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
+    def _archive(self, memory: MemoryNote, decision: Decision) -> JSON | None:
         def archive(current: MemoryNote) -> Rewrite | None:
             if current.state.pinned:
                 return None

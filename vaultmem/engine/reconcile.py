@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
 
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
@@ -64,7 +63,7 @@ class Reconciler:
         self.store: MemoryStore = engine.memories
         self._move_to_archive = move_to_archive
 
-    def reconcile(self, now: datetime, *, apply: bool = False) -> JSON:
+    def reconcile(self, *, apply: bool = False) -> JSON:
         groups = [self._with_pending(group) for group in self.store.duplicates().values()]
         plans = [p for p in (self._plan(group) for group in groups) if p]
         merged = [] if not apply else [m for m in (self._apply(p) for p in plans) if m]

@@ -141,13 +141,6 @@ class Catalog:
         )
         return [row[0] for row in rows]
 
-    def find_by_note_id(self, note_id: str) -> NoteRecord | None:
-        rows = self._query(
-            f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE note_id = ? ORDER BY path LIMIT 1",
-            (note_id,),
-        )
-        return _to_record(rows[0]) if rows else None
-
     def paths_for_note_id(self, note_id: str) -> list[str]:
         """Every catalogued path carrying this `stm_id` (more than one after a sync conflict)."""
         rows = self._query("SELECT path FROM notes WHERE note_id = ? ORDER BY path", (note_id,))
@@ -168,10 +161,6 @@ class Catalog:
         """The path of every catalogued memory note, copies that share an id included."""
         return [row[0] for row in self._query(
             "SELECT path FROM notes WHERE note_id != '' ORDER BY path")]
-
-    def memory_paths(self) -> dict[str, str]:
-        """{note_id: path} of every catalogued memory note."""
-        return dict(self._query("SELECT note_id, path FROM notes WHERE note_id != ''"))
 
     def memory_fingerprint(self) -> str:
         """Changes whenever a memory note is added, removed, moved or rewritten."""

@@ -140,7 +140,7 @@ def uninstall(slug: str, *, platform: str | None = None, home: Path | None = Non
     outcome = _outcome("uninstall", slug, path, platform, home, dry_run, changed=path.exists())
     if not outcome.changed:
         return outcome  # nothing installed for this vault
-    before, after = _uninstall_steps(kind, slug, path)
+    before, after = _uninstall_steps(kind, slug)
     if dry_run:
         removal = shlex.join(["rm", str(path)])
         outcome.todo = [s.display() for s in before] + [removal] + [s.display() for s in after]
@@ -216,7 +216,7 @@ def _install_steps(kind: str, slug: str, path: Path, *, restart: bool) -> list[S
     return [_stop_step(kind, slug), Step(("launchctl", "bootstrap", _launchd_domain(), str(path)))]
 
 
-def _uninstall_steps(kind: str, slug: str, path: Path) -> tuple[list[Step], list[Step]]:
+def _uninstall_steps(kind: str, slug: str) -> tuple[list[Step], list[Step]]:
     """Steps before removing the file, and after."""
     if kind == "systemd":
         name = f"{UNIT_PREFIX}{slug}.service"

@@ -10,8 +10,11 @@
     │   ├── FrontmatterError       frontmatter that does not parse: read, reported, never written
     │   └── ConcurrentEdit         the file changed since it was read; nothing was written (409)
     ├── Refused                    the intake gate refused content (too short, secret, …) (422)
-    ├── IndexError_                the index is unusable (schema, model, storage)
+    ├── IndexUnusableError         the index or the model cannot be used (storage, schema,
+    │                              model files, ONNX export)
     └── DaemonError                daemon not running / already running / unreachable
+        └── NotRunning             (mcp/server.py) no daemon serves the vault: the MCP tools
+                                   say how to start one
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ class Refused(VaultmemError):
     http_status = 422
 
 
-class IndexError_(VaultmemError):
+class IndexUnusableError(VaultmemError):
     code = "index"
     http_status = 500
 

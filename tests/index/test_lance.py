@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from vaultmem.errors import IndexError_
+from vaultmem.errors import IndexUnusableError
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, chunk_id_for
 from vaultmem.index.lance import META_FILE, LanceIndex
 from vaultmem.index.tables import sql_string
@@ -231,16 +231,16 @@ def test_damaged_index_is_rebuilt_not_a_crash(
 def test_index_path_that_is_a_file_is_refused(tmp_path: Path) -> None:
     target = tmp_path / "file"
     target.write_text("x")
-    with pytest.raises(IndexError_):
+    with pytest.raises(IndexUnusableError):
         LanceIndex(target, EMBEDDER.name, OPTIONS)
 
 
 def test_vector_dim_mismatch_is_an_index_error(index: LanceIndex) -> None:
     record, _ = note("odd.md", "odd")
     chunk = ChunkRecord("odd.md#0", "odd.md", 0, "", "odd", np.ones(8, dtype=np.float32))
-    with pytest.raises(IndexError_):
+    with pytest.raises(IndexUnusableError):
         index.apply(upserts=[(record, [chunk])])
-    with pytest.raises(IndexError_):
+    with pytest.raises(IndexUnusableError):
         index.vector_search(np.ones(8, dtype=np.float32), 3)
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from vaultmem.errors import ConfigError, IndexError_
+from vaultmem.errors import ConfigError, IndexUnusableError
 from vaultmem.index import inference
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.model_files import ModelFiles, read_model_files
@@ -232,7 +232,7 @@ def _load_model_uncached(model: str | None, device: str, threads: int) -> Any:
         torch.set_num_threads(max(1, threads))
         return SentenceTransformer(_model_source(model), device=device)
     except (OSError, ValueError, ImportError) as exc:
-        raise IndexError_(
+        raise IndexUnusableError(
             f"cannot load embedding model {_model_name(model)!r} (offline): {exc}. "
             "Use a local model directory or the default model."
         ) from exc

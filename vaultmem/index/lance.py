@@ -26,7 +26,7 @@ from lancedb.index import FTS
 from lancedb.query import FullTextOperator, MultiMatchQuery
 
 from vaultmem.core.ranking import ChunkHit
-from vaultmem.errors import IndexError_
+from vaultmem.errors import IndexUnusableError
 from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
@@ -72,7 +72,7 @@ class LanceIndex:
 
     def _open(self) -> None:
         if self.path.exists() and not self.path.is_dir():
-            raise IndexError_(f"index path {self.path} is a file, not a directory")
+            raise IndexUnusableError(f"index path {self.path} is a file, not a directory")
         self.path.mkdir(parents=True, exist_ok=True)
         reason = self._meta_problem()
         if reason is not None:
@@ -81,7 +81,7 @@ class LanceIndex:
             self._open_tables()
         except Exception as exc:
             if self.rebuilt_reason is not None:
-                raise IndexError_(f"cannot create the index at {self.path}: {exc}") from exc
+                raise IndexUnusableError(f"cannot create the index at {self.path}: {exc}") from exc
             self._wipe(f"index storage was unreadable ({_short(exc)})")
             self._open_tables()
         self._write_meta()
@@ -132,7 +132,8 @@ class LanceIndex:
             if matrix is None:
                 return []
             if vector.shape != (matrix.dim,):
-                raise IndexError_(f"query vector has shape {vector.shape}, index dim {matrix.dim}")
+                raise IndexUnusableError(
+                    f"query vector has shape {vector.shape}, index dim {matrix.dim}")
             return matrix.search(vector, k, paths)
 
     def text_search(
@@ -278,7 +279,7 @@ class LanceIndex:
         if dim is None:
             return None
         if self._dim is not None and dim != self._dim:
-            raise IndexError_(
+            raise IndexUnusableError(
                 f"chunk vectors have dim {dim} but the index holds dim {self._dim}; "
                 "rebuild the index"
             )
@@ -394,8 +395,8 @@ def _short(exc: BaseException) -> str:
 
 @contextmanager
 def _storage_errors() -> Iterator[None]:
-    """Turn storage failures (LanceDB raises OSError/RuntimeError) into IndexError_."""
+    """Turn storage failures (LanceDB raises OSError/RuntimeError) into IndexUnusableError."""
     try:
         yield
     except (OSError, RuntimeError) as exc:
-        raise IndexError_(f"the index is unusable ({_short(exc)}); run a rebuild") from exc
+        raise IndexUnusableError(f"the index is unusable ({_short(exc)}); run a rebuild") from exc

@@ -23,7 +23,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from vaultmem.errors import IndexError_
+from vaultmem.errors import IndexUnusableError
 from vaultmem.index.model_files import content_hash, stamp
 
 ONNX_NAME = "model.onnx"
@@ -57,7 +57,7 @@ def onnx_file(cache: Path, model_dir: Path) -> Path:
         if not is_verified(folder):
             export_into(folder, model_dir)
             if not is_verified(folder):
-                raise IndexError_(f"the ONNX export of {model_dir} failed its check")
+                raise IndexUnusableError(f"the ONNX export of {model_dir} failed its check")
         return folder / ONNX_NAME
 
 
@@ -92,7 +92,7 @@ def export_into(folder: Path, model_dir: Path) -> None:
         )
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise IndexError_(f"cannot export {model_dir} to ONNX: {tail}")
+            raise IndexUnusableError(f"cannot export {model_dir} to ONNX: {tail}")
         digest = hashlib.sha256()
         with temp.open("rb") as exported:
             while block := exported.read(1 << 20):

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from vaultmem.errors import IndexError_
+from vaultmem.errors import IndexUnusableError
 from vaultmem.index import inference
 from vaultmem.index.base import Vector
 from vaultmem.index.model_files import ModelFiles
@@ -102,7 +102,7 @@ class OnnxEmbedder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise IndexError_(f"the ONNX runtime is not installed: {exc}") from exc
+            raise IndexUnusableError(f"the ONNX runtime is not installed: {exc}") from exc
         tokenizer = Tokenizer.from_file(str(self._files.path / "tokenizer.json"))
         tokenizer.enable_truncation(self._files.max_tokens)
         padding = tokenizer.padding or {}
@@ -118,7 +118,8 @@ class OnnxEmbedder:
         try:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
-            raise IndexError_(f"cannot load the ONNX model of {self._files.path}: {exc}") from exc
+            raise IndexUnusableError(
+                f"cannot load the ONNX model of {self._files.path}: {exc}") from exc
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._tokenizer = tokenizer
         self._session = session

@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from vaultmem import __version__
 from vaultmem.api.auth import PLUGIN_ORIGIN, check_host, check_origin, token_matches
-from vaultmem.api.http import TrackedHttpServer
+from vaultmem.api.connections import TrackedHttpServer
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import Route, match_path, openapi_document
 from vaultmem.api.validation import parse_body, query_body

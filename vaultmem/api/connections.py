@@ -1,5 +1,6 @@
-"""The HTTP server under the socket: one tracked thread per connection, deadlines for
-clients that trickle bytes, and a shutdown that ends every connection."""
+"""The socket's connections, under the request handling of `api/server.py`: one tracked
+thread per connection, deadlines for clients that trickle bytes, and a shutdown that ends
+every connection."""
 
 from __future__ import annotations
 

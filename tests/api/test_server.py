@@ -39,7 +39,7 @@ SAMPLE_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
 SAMPLE_PATH = "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
 OBSIDIAN = "app://obsidian.md"
 
-# helpers (also used by test_api.py and test_client.py) ---------------------------------------
+# helpers (also used by test_ops.py and test_client.py) ---------------------------------------
 
 
 @contextmanager

@@ -1,7 +1,7 @@
-"""The socket's contract in one place: the routes, the request schemas that `api.py` validates
-against, the response schemas, and the OpenAPI 3.1 document built from them.
+"""The socket's contract in one place: the routes, the request schemas that `validation.py`
+checks bodies against, the response schemas, and the OpenAPI 3.1 document built from them.
 
-Schemas are plain JSON Schema dicts (the subset `api.validate` understands: type, properties,
+Schemas are plain JSON Schema dicts (the subset `validation.validate` understands: type, properties,
 required, additionalProperties, items, enum, minimum/maximum, exclusiveMinimum,
 minLength/maxLength, minItems/maxItems, default, and `oneOf` of `required` alternatives).
 """

@@ -76,7 +76,7 @@ def validate_body(op: str, body: Mapping[str, Any]) -> JSON:
 
 
 def validate(schema: Schema, value: Any, where: str) -> Any:
-    """`value` checked against `schema` (the subset described in openapi.py); returns it with
+    """`value` checked against `schema` (the subset described in schemas.py); returns it with
     integral floats as ints and object defaults filled in. Raises InvalidInput naming the
     offending field and what was expected."""
     types = schema.get("type")

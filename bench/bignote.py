@@ -28,19 +28,14 @@ import json
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import load_average, machine_lines, ms, now_utc, p50, p95
-from bench_touch import worktree
-
+from bench.support import load_average, machine_lines, ms, now_utc, p50, p95
+from bench.touch import worktree
 from tests.harness.daemon import REAL_MODEL, REPO, DaemonProcess
 from vaultmem.api.client import Client
 

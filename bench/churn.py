@@ -1,4 +1,4 @@
-"""Section 4 of scripts/bench.py: search after many single-note updates against a fresh copy,
+"""Section 4 of bench/engine.py: search after many single-note updates against a fresh copy,
 at several points of the optimise cycle, and what each optimise option costs and buys."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_report import POOL, TOP_K, Results, Synthetic, say, settle
-from bench_support import Stopwatch, make_app, ms, now_utc, p50, p95
 
+from bench.report import POOL, TOP_K, Results, Synthetic, say, settle
+from bench.support import Stopwatch, make_app, ms, now_utc, p50, p95
 from tests.harness.queries import QUERIES
 from vaultmem.app import App
 

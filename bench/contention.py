@@ -28,12 +28,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_daemon import say, section, service_daemon, start, stop, timed_searches
-from bench_support import load_average, machine_lines, ms, now_utc, p50, p95
-
+from bench.daemon import say, section, service_daemon, start, stop, timed_searches
+from bench.support import load_average, machine_lines, ms, now_utc, p50, p95
 from tests.harness.daemon import DaemonProcess
 from tests.harness.measure import memory_mb
 

@@ -9,7 +9,7 @@ temporary directory.
 0. A copy of a sample of the vaultofknowledge notes is indexed for real by a daemon (its RSS
    after indexing is figure 6a); its chunks and their real vectors become the material of:
 1. a generated vault of ~10k chunks (notes made of real corpus chunks), indexed in this process
-   with PoolEmbedder (scripts/bench_support.py) under the real model's name: each chunk's
+   with PoolEmbedder (bench/support.py) under the real model's name: each chunk's
    vector is the real vector of the corpus chunk it came from plus N(0, 0.02) noise. A daemon
    with the real model accepts that index as its own; everything after this point (queries,
    edits re-embedded by the watcher) uses the real model inside the daemon.
@@ -33,7 +33,6 @@ import copy
 import re
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -43,10 +42,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import (
+from bench.support import (
     PoolEmbedder,
     Stopwatch,
     load_average,
@@ -57,7 +53,6 @@ from bench_support import (
     p50,
     p95,
 )
-
 from tests.harness.bench_vault import (
     PoolChunk,
     SyntheticNote,
@@ -89,13 +84,13 @@ def section(title: str) -> None:
 
 
 def other_benchmark() -> bool:
-    """Whether scripts/bench.py (the engine benchmark) runs now: it would share the 2 cores."""
+    """Whether the engine benchmark (`-m bench.engine`) runs now: it would share the 2 cores."""
     for entry in Path("/proc").iterdir():
         try:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if b"scripts/bench.py" in command:
+        if b"-m bench.engine" in command:
             return True
     return False
 

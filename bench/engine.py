@@ -34,12 +34,9 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_churn import churn
-from bench_filters import filtered_search, filtered_summary
-from bench_report import (
+from bench.churn import churn
+from bench.filters import filtered_search, filtered_summary
+from bench.report import (
     CHECKER,
     CHECKS,
     IDLE_CHECK,
@@ -53,7 +50,7 @@ from bench_report import (
     section,
     settle,
 )
-from bench_support import (
+from bench.support import (
     PairedEmbedder,
     PoolEmbedder,
     Stopwatch,
@@ -66,7 +63,6 @@ from bench_support import (
     p50,
     p95,
 )
-
 from tests.harness.bench_vault import (
     PoolChunk,
     VaultGenerator,

@@ -1,7 +1,7 @@
 """vaultmem retrieval evaluation: vaultmem's search beside simple baselines, in one run.
 
 Run it through `scripts/eval` (offline, the project's virtualenv, the real model). Two judged
-sets (see scripts/eval_sets.py):
+sets (see bench/eval_sets.py):
 
 * locomo: LoCoMo conversations (3 of them; categories 1-4) written in every layout of
   eval_sets.LAYOUTS (turn notes named with dates and order, without them, in a folder per
@@ -14,7 +14,7 @@ sets (see scripts/eval_sets.py):
 
 vaultmem is measured through the path users hit: `build_app` → `Engine.reindex` →
 `Engine.search` (the daemon's search operation calls the same method). Embeddings are cached
-on disk between runs (scripts/eval_support.py), so a re-run after a ranking change takes
+on disk between runs (bench/eval_support.py), so a re-run after a ranking change takes
 seconds; the cache holds only the real model's vectors of the same texts.
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -30,12 +29,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import machine_lines, make_app
-from eval_baselines import BM25, METRICS, dense_scores, fusion, top
-from eval_sets import (
+from bench.eval_baselines import BM25, METRICS, dense_scores, fusion, top
+from bench.eval_sets import (
     LAYOUTS,
     LOCOMO_CATEGORIES,
     SESSION_LAYOUT,
@@ -45,8 +40,8 @@ from eval_sets import (
     load_vok,
     read_notes,
 )
-from eval_support import CachedEmbedder, mean, table
-
+from bench.eval_support import CachedEmbedder, mean, table
+from bench.support import machine_lines, make_app
 from vaultmem.app import App, embedder_options
 from vaultmem.config import Settings
 from vaultmem.engine.engine import SearchFilters

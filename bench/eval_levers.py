@@ -6,7 +6,7 @@ folder filter) and `rank_notes` as `Engine.search` does, then the same with one 
 and prints R@10 (LoCoMo) or nDCG@5 (the vault set) for dev and held-out apart. The unchanged
 ranking ("base") reproduces scripts/eval's figures. Embeddings come from scripts/eval's cache.
 
-    .venv/bin/python scripts/eval_levers.py dated|plain|folders|vault [lever,lever,...]
+    .venv/bin/python -m bench.eval_levers dated|plain|folders|vault [lever,lever,...]
 """
 from __future__ import annotations
 
@@ -19,22 +19,18 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_support import make_app
-from eval_baselines import METRICS
-from eval_sets import build_locomo, load_vok, read_notes
-from eval_support import CachedEmbedder, mean
-
 import vaultmem.core.ranking as R
+from bench.eval import NOW
+from bench.eval_baselines import METRICS
+from bench.eval_sets import build_locomo, load_vok, read_notes
+from bench.eval_support import CachedEmbedder, mean
+from bench.support import make_app
 from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.core.relevance import STOP_WORDS, content_words
 from vaultmem.engine.engine import SearchFilters
 from vaultmem.engine.search_context import query_context
 from vaultmem.index.embedders import make_embedder
-
-NOW = __import__("eval").NOW
 
 
 class Bits:

@@ -1,6 +1,6 @@
 """The update detector's precision and recall on the judged pairs, and search's preference.
 
-Run with `HF_HUB_OFFLINE=1 .venv/bin/python scripts/eval_updates.py [--verbose]` (offline, the
+Run with `HF_HUB_OFFLINE=1 .venv/bin/python -m bench.eval_updates [--verbose]` (offline, the
 real model). Each judged pair of tests/data/updates/pairs.json goes through the path users hit, in a
 fresh temporary vault: `save` the old text, then `save` the new one (Api.call, as the socket
 does), and read `possible_update_of` from the answer. Pairs labelled `update` should be
@@ -24,11 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import machine_lines, make_app
-
+from bench.support import machine_lines, make_app
 from vaultmem.config import Settings
 from vaultmem.core.updates import value_change
 from vaultmem.index.base import Embedder

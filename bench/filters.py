@@ -1,4 +1,4 @@
-"""Filtered search for scripts/bench.py: folder- and tag-filtered Engine.search beside the
+"""Filtered search for bench/engine.py: folder- and tag-filtered Engine.search beside the
 unfiltered search on the same generated vault, interleaved query by query (so machine load
 drifts hit all three alike), with each filter's p50 as a ratio to the unfiltered p50.
 
@@ -8,9 +8,8 @@ catalog row and listing every memory (`Catalog.records()` + `MemoryStore.iter_me
 
 from __future__ import annotations
 
-from bench_report import TOP_K, Results, Synthetic, say, settle
-from bench_support import Stopwatch, ms, now_utc, p50, p95
-
+from bench.report import TOP_K, Results, Synthetic, say, settle
+from bench.support import Stopwatch, ms, now_utc, p50, p95
 from tests.harness.queries import QUERIES
 from vaultmem.engine.engine import SearchFilters
 

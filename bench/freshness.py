@@ -1,4 +1,4 @@
-"""What the in-process freshness check costs: `python scripts/bench_freshness.py`.
+"""What the in-process freshness check costs: `python -m bench.freshness`.
 
 Before every in-process command, vaultmem compares the vault with the index's catalog
 (`vaultmem.engine.freshness.unindexed_changes`: a stat scan of every note plus one catalog read).
@@ -16,16 +16,12 @@ machine is shared; the load average is printed beside the figures.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_support import load_average, machine_lines, make_app, ms, now_utc, p50, p95
-
+from bench.support import load_average, machine_lines, make_app, ms, now_utc, p50, p95
 from vaultmem.engine.freshness import unindexed_changes
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.vault.scan import scan_vault

@@ -1,6 +1,6 @@
 """Idle CPU of the daemon, per thread: what wakes it when nobody uses it.
 
-Run: `.venv/bin/python scripts/bench_idle.py [--chunks 10000] [--edits 30] [--seconds 180]`.
+Run: `.venv/bin/python -m bench.idle [--chunks 10000] [--edits 30] [--seconds 180]`.
 A real `python -m vaultmem run` process on a generated vault of ~--chunks chunks (notes made
 of vaultofknowledge chunks; `--vault DIR` copies a vault instead) indexes it, settles (its CPU
 stops rising), gets --edits appended lines (one every 0.5 s, as a user typing notes), then is
@@ -19,11 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import load_average, machine_lines, now_utc
-
+from bench.support import load_average, machine_lines, now_utc
 from tests.harness.bench_vault import VaultGenerator, note_files, usable_chunk
 from tests.harness.daemon import REAL_MODEL, DaemonProcess
 from tests.harness.measure import CLK_TCK, cpu_seconds

@@ -1,6 +1,6 @@
 """RSS of the chunk index under single-note edits, in one process (no daemon, no model).
 
-Run: .venv/bin/python scripts/bench_lance_rss.py [--edits 1000] [--metadata-cache-mb 16]
+Run: .venv/bin/python -m bench.lance_rss [--edits 1000] [--metadata-cache-mb 16]
 [--index-cache-mb 32] [--keep-versions-s 300]. A LanceIndex of 10,000 random 384-d chunks
 (2,000 notes of 5), then `--edits` upserts of a random note (3 chunks each), a full-text search
 every 10 edits and glibc's heap trimmed as the daemon does (vaultmem.daemon.native), LanceDB
@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import argparse
 import gc
-import sys
 import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from vaultmem.daemon.native import trim_malloc, tune_malloc
 from vaultmem.index import lance

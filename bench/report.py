@@ -1,4 +1,4 @@
-"""What scripts/bench.py and its parts share: targets, results, output and the machine check."""
+"""What bench/engine.py and its parts share: targets, results, output and the machine check."""
 
 from __future__ import annotations
 
@@ -6,8 +6,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench_support import PoolEmbedder, Stopwatch, load_average, ms, p50
-
+from bench.support import PoolEmbedder, Stopwatch, load_average, ms, p50
 from tests.harness.bench_vault import SyntheticNote, VaultGenerator
 from vaultmem.app import App
 from vaultmem.index.embedders import SentenceTransformerEmbedder

@@ -3,7 +3,7 @@ and int8 (dynamic quantisation), for all-MiniLM-L6-v2.
 
 Needs `onnxruntime` and `onnx` importable (they are not vaultmem dependencies): e.g.
 `.venv/bin/pip install --target /tmp/ort onnxruntime onnx` and run
-`PYTHONPATH=/tmp/ort .venv/bin/python scripts/bench_runtime.py`. Offline: the ONNX file is
+`PYTHONPATH=/tmp/ort .venv/bin/python -m bench.runtime`. Offline: the ONNX file is
 exported here, once, from the installed model (torch.onnx, TorchScript exporter) into --cache.
 
 Figures, every runtime on the same texts in the same run, rounds interleaved:
@@ -29,8 +29,6 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
@@ -209,7 +207,7 @@ def agreement(runtimes: dict[str, Any], texts: list[str]) -> None:
 
 
 def throughput(runtimes: dict[str, Any], texts: list[str], rounds: int) -> None:
-    from bench_support import p50
+    from bench.support import p50
     rates: dict[str, list[float]] = {name: [] for name in runtimes}
     for _ in range(rounds):
         for name, runtime in runtimes.items():
@@ -223,8 +221,8 @@ def throughput(runtimes: dict[str, Any], texts: list[str], rounds: int) -> None:
 
 
 def query_latency(runtimes: dict[str, Any], count: int, busy: int) -> None:
-    from bench_contention import burners
-    from bench_support import ms, p50, p95
+    from bench.contention import burners
+    from bench.support import ms, p50, p95
     def measure() -> dict[str, list[float]]:
         samples: dict[str, list[float]] = {name: [] for name in runtimes}
         for i in range(count):
@@ -247,7 +245,7 @@ CHILD = """
 import json, os, sys, time
 started = float(sys.argv[2])
 sys.path[:0] = sys.argv[4].split(os.pathsep)
-import bench_runtime as b
+import bench.runtime as b
 runtime = b.make(sys.argv[1], {"ort": b.Path(sys.argv[3]), "ort-int8": b.Path(sys.argv[3])})
 runtime.encode(["how do I choose a window manager on Linux"], 1)
 first = time.time() - started
@@ -259,9 +257,8 @@ print(json.dumps({"first": first, "rss": int(status["VmRSS"].split()[0]) / 1024,
 
 
 def cold_start(files: dict[str, Path], names: list[str], notes: int, runs: int) -> None:
-    from bench_support import p50
-    here = Path(__file__).resolve()
-    path = os.pathsep.join([str(here.parent), str(here.parents[1])])
+    from bench.support import p50
+    path = str(Path(__file__).resolve().parents[1])  # the repository: bench.runtime and tests
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     for _ in range(runs):
         for name in names:
@@ -280,7 +277,7 @@ def cold_start(files: dict[str, Path], names: list[str], notes: int, runs: int) 
 
 
 def main() -> None:
-    from bench_support import load_average, machine_lines, now_utc
+    from bench.support import load_average, machine_lines, now_utc
 
     parser = argparse.ArgumentParser(description="torch vs ONNX Runtime for the default model")
     parser.add_argument("--notes", type=int, default=150, help="corpus notes in the sample")

@@ -1,9 +1,9 @@
 """Load: concurrent clients against a real daemon while a sync-like process changes the vault.
 
 Usage:
-    .venv/bin/python scripts/stress_load.py                     # 16 clients x 120 s, 2,000 notes
-    .venv/bin/python scripts/stress_load.py --clients 8 --seconds 15 --notes 300
-    .venv/bin/python scripts/stress_load.py --real-model         # the real embedding model
+    scripts/stress load                 # 16 clients x 120 s, 2,000 notes
+    scripts/stress load --clients 8 --seconds 15 --notes 300
+    scripts/stress load --real-model    # the real embedding model
 
 The run is tests/harness/load.py (also tests/stress/test_load.py's): a synthetic vault, N client
 threads sending a realistic mix of requests, and a sync-like thread changing 10 % of the vault
@@ -22,11 +22,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import load_average, machine_lines
-
+from bench.support import load_average, machine_lines
 from tests.harness.load import LoadConfig, print_report, run_load
 from tests.harness.measure import say
 
@@ -63,7 +59,7 @@ def parse_args(argv: Sequence[str] | None = None) -> LoadConfig:
 def main(argv: Sequence[str] | None = None) -> int:
     config = parse_args(argv)
     say(f"stress_load {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC; command: "
-        f"{' '.join([Path(sys.argv[0]).name, *sys.argv[1:]])}")
+        f"{' '.join(['scripts/stress load', *sys.argv[1:]])}")
     for line in machine_lines():
         say(line)
     with tempfile.TemporaryDirectory(prefix="vaultmem-load-") as tmp:

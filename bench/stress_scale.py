@@ -1,8 +1,8 @@
 """How vaultmem grows with the vault: a real daemon indexes synthetic vaults of several sizes.
 
 Usage:
-    .venv/bin/python scripts/stress_scale.py                      # 1k, 10k and 100k notes
-    .venv/bin/python scripts/stress_scale.py --sizes 1000,10000 --real-model-sizes 1000
+    scripts/stress scale                    # 1k, 10k and 100k notes
+    scripts/stress scale --sizes 1000,10000 --real-model-sizes 1000
 
 For each size a synthetic vault (tests/harness/synthetic.py, seeded) is written to a temporary
 directory and `vaultmem run` indexes it with the fake embedder (no model, deterministic). It
@@ -27,11 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import load_average, machine_lines
-
+from bench.support import load_average, machine_lines
 from tests.harness.daemon import FAST_TEST_SETTINGS, REAL_MODEL, DaemonProcess
 from tests.harness.measure import dir_bytes, percentile, rss_mb, say
 from tests.harness.queries import QUERIES
@@ -183,7 +179,7 @@ def extrapolate(results: Sequence[SizeResult]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     say(f"stress_scale {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; command: "
-        f"{' '.join([Path(sys.argv[0]).name, *sys.argv[1:]])}")
+        f"{' '.join(['scripts/stress scale', *sys.argv[1:]])}")
     for line in machine_lines():
         say(line)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="vaultmem-scale-"))

@@ -24,7 +24,6 @@ import random
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -32,11 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench_support import load_average, machine_lines, now_utc
-
+from bench.support import load_average, machine_lines, now_utc
 from tests.harness.daemon import REPO, DaemonProcess, wait_until
 from tests.harness.synthetic import generate_vault
 

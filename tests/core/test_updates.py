@@ -69,5 +69,5 @@ def test_the_judged_set_is_large_enough_and_the_rule_alone_finds_every_update() 
     missed = [p["new"] for p in PAIRS if p["kind"] == "update"
               and value_change(p["old"], p["new"]) is None]
     # the text rule alone finds every judged update; the cosine threshold is what keeps the
-    # paraphrases and unrelated facts out (measured by scripts/eval_updates.py)
+    # paraphrases and unrelated facts out (measured by bench/eval_updates.py)
     assert missed == []

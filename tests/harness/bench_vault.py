@@ -1,4 +1,4 @@
-"""Vaults for the benchmarks (scripts/bench.py, bench_daemon.py, bench_idle.py): copies of the
+"""Vaults for the benchmarks (bench/engine.py, bench_daemon.py, bench_idle.py): copies of the
 real corpus and generated notes made of real chunks. synthetic.py uses its folders and tags.
 
 A generated note has optional YAML frontmatter (tags, created, aliases), sometimes an intro line

@@ -1,5 +1,5 @@
 """The load run: concurrent clients against a real daemon while a sync-like process changes the
-vault (tests/stress/test_load.py, and scripts/stress_load.py with its figures).
+vault (tests/stress/test_load.py, and bench/stress_load.py with its figures).
 
 A `vaultmem run` process (fake embedder unless `real_model`) serves a synthetic vault
 (synthetic.py). N client threads send a realistic mix of requests, each on its own connection,

@@ -7,7 +7,7 @@ changes a value: a number, version, date or time the old one states is gone and 
 in its place, or the new text says the fact changed ("moved to", "now", "changed to", "no
 longer", "instead of", ...) and names something the old one does not.
 
-Measured on a judged set of pairs (`tests/data/updates/`) by `scripts/eval_updates.py`.
+Measured on a judged set of pairs (`tests/data/updates/`) by `bench/eval_updates.py`.
 """
 
 from __future__ import annotations

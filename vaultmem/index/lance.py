@@ -20,10 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import pyarrow as pa
-from lancedb.index import FTS
-from lancedb.query import FullTextOperator, MultiMatchQuery
 
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.errors import IndexError_
@@ -31,8 +28,14 @@ from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
 from vaultmem.index.identity import META_FILE, TABLE_DIRS, identity_problem
+from vaultmem.index.lazy_client import lazy_packages
 from vaultmem.index.upkeep import Occasion, UpkeepPolicy
 from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
+
+with lazy_packages():  # LanceDB without its REST client's eager imports (see lazy_client.py)
+    import lancedb
+    from lancedb.index import FTS
+    from lancedb.query import FullTextOperator, MultiMatchQuery
 
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)

@@ -20,9 +20,9 @@ Each model runtime named by --runtimes (default: onnx and torch, the same run) i
 corpus sample itself (its indexing throughput and RSS) and gets its own copy of the generated
 vault and index for the rest; the summary puts the runtimes side by side.
 
-`--baseline DIR` (a checkout of other code, e.g. `git worktree add /tmp/base main`) makes
-section 1 alternate cold starts of that code's daemon, on its own copy of the same vault and
-index, with this code's, and print both medians and their ratio: a same-run A/B that a drift of
+`--baseline REV` (a git revision, checked out in a temporary git worktree) makes section 1
+alternate cold starts of that code's daemon, on its own copy of the same vault and index, with
+this code's, and print both medians and their ratio: a same-run A/B that a drift of
 the machine's load falls on alike. Each cold start also reports the daemon's CPU seconds to the
 first answer, which load inflates far less than the wall time.
 """
@@ -39,6 +39,7 @@ import copy
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -71,7 +72,7 @@ from tests.harness.bench_vault import (
     copy_notes,
     usable_chunk,
 )
-from tests.harness.daemon import REAL_MODEL, DaemonProcess
+from tests.harness.daemon import REAL_MODEL, REPO, DaemonProcess
 from tests.harness.measure import cpu_seconds, memory_mb
 from tests.harness.queries import QUERIES
 from vaultmem.api.client import Client
@@ -506,8 +507,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--edits", type=int, help="edit -> searchable samples (default 30; "
                         "quick 5)")
     parser.add_argument("--cold-runs", type=int, help="cold starts (default 3; quick 1)")
-    parser.add_argument("--baseline", type=Path, help="a checkout of other code whose daemon's "
-                        "cold starts alternate with this code's (section 1)")
+    parser.add_argument("--baseline", help="a git revision whose daemon's cold starts "
+                        "alternate with this code's (section 1)")
     args = parser.parse_args(argv)
     args.runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     churn_edits, chunks, edits, cold_runs = args.churn, args.chunks, args.edits, args.cold_runs
@@ -516,8 +517,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.chunks = chunks or (10000 if full else 1500)
     args.memories = 50 if full else 20
     args.cold_runs = cold_runs or (3 if full else 1)
-    if args.baseline is not None and not (args.baseline / "vaultmem" / "__init__.py").is_file():
-        parser.error(f"--baseline {args.baseline}: no vaultmem package there")
     args.searches = 100 if full else 30
     args.touches = 500 if full else 100
     args.edits = edits or (30 if full else 5)
@@ -542,30 +541,46 @@ def main(argv: Sequence[str] | None = None) -> None:
     runs = {runtime: Figures() for runtime in args.runtimes}
     with tempfile.TemporaryDirectory(prefix="vaultmem-bench-daemon-") as name:
         tmp = Path(name)
-        material: tuple[list[PoolChunk], np.ndarray] | None = None
-        for runtime, figures in runs.items():
-            section(f"0. [{runtime}] a corpus sample indexed by a daemon")
-            got = real_index(tmp, args.pool_notes, figures, runtime)
-            material = material or got
-        assert material is not None
-        section("0. material: a generated vault from the first runtime's chunks and vectors")
-        syn = build_vault(tmp, *material, args.chunks, args.memories)
-        copies = {}
-        for runtime in runs:  # every runtime starts from the same vault and index
-            place = tmp / runtime
-            for part in ("vault", "data"):
-                shutil.copytree(getattr(syn, part), place / part)
-                shutil.copytree(getattr(syn, part), place / f"fresh-{part}")
-                if args.baseline is not None:
-                    shutil.copytree(getattr(syn, part), place / f"baseline-{part}")
-            copies[runtime] = Synthetic(place / "vault", place / "data",
-                                        copy.deepcopy(syn.notes), syn.generator)
-        for runtime, figures in runs.items():
-            say(f"\n######## runtime: {runtime}")
-            run_daemons(tmp / runtime, copies[runtime], args, figures, runtime)
+        args.baseline_tree = None
+        if args.baseline is not None:
+            args.baseline_tree = tmp / "baseline-tree"
+            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(args.baseline_tree),
+                            args.baseline], cwd=REPO, check=True)
+            say(f"baseline: {args.baseline} (cold starts alternate with it in section 1)")
+        try:
+            measure_all(tmp, args, runs)
+        finally:
+            if args.baseline_tree is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(args.baseline_tree)],
+                               cwd=REPO, check=False)
     summary(runs)
     say(f"\ntotal run time {started.elapsed() / 60:.1f} min; load average at the end "
         f"{load_average()}")
+
+
+def measure_all(tmp: Path, args: argparse.Namespace, runs: dict[str, Figures]) -> None:
+    """Section 0 for every runtime, then every runtime's daemons on its copy of the vault."""
+    material: tuple[list[PoolChunk], np.ndarray] | None = None
+    for runtime, figures in runs.items():
+        section(f"0. [{runtime}] a corpus sample indexed by a daemon")
+        got = real_index(tmp, args.pool_notes, figures, runtime)
+        material = material or got
+    assert material is not None
+    section("0. material: a generated vault from the first runtime's chunks and vectors")
+    syn = build_vault(tmp, *material, args.chunks, args.memories)
+    copies = {}
+    for runtime in runs:  # every runtime starts from the same vault and index
+        place = tmp / runtime
+        for part in ("vault", "data"):
+            shutil.copytree(getattr(syn, part), place / part)
+            shutil.copytree(getattr(syn, part), place / f"fresh-{part}")
+            if args.baseline is not None:
+                shutil.copytree(getattr(syn, part), place / f"baseline-{part}")
+        copies[runtime] = Synthetic(place / "vault", place / "data",
+                                    copy.deepcopy(syn.notes), syn.generator)
+    for runtime, figures in runs.items():
+        say(f"\n######## runtime: {runtime}")
+        run_daemons(tmp / runtime, copies[runtime], args, figures, runtime)
 
 
 def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Figures,
@@ -577,7 +592,7 @@ def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Fi
     if args.baseline is not None:
         baseline = service_daemon(tmp / "baseline-vault", tmp / "baseline-data",
                                   tmp / "baseline-daemon.log", runtime)
-        baseline.source = args.baseline.resolve()
+        baseline.source = args.baseline_tree
     try:
         section("1. cold start with a warm index")
         if baseline is not None:

@@ -19,6 +19,12 @@ disk to searchable, idle CPU, RSS, and search after 1,000 edits against a fresh 
 Each model runtime named by --runtimes (default: onnx and torch, the same run) indexes the
 corpus sample itself (its indexing throughput and RSS) and gets its own copy of the generated
 vault and index for the rest; the summary puts the runtimes side by side.
+
+`--baseline REV` (a git revision, checked out in a temporary git worktree) makes section 1
+alternate cold starts of that code's daemon, on its own copy of the same vault and index, with
+this code's, and print both medians and their ratio: a same-run A/B that a drift of
+the machine's load falls on alike. Each cold start also reports the daemon's CPU seconds to the
+first answer, which load inflates far less than the wall time.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import copy
 import re
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -60,7 +67,7 @@ from tests.harness.bench_vault import (
     copy_notes,
     usable_chunk,
 )
-from tests.harness.daemon import REAL_MODEL, DaemonProcess
+from tests.harness.daemon import REAL_MODEL, REPO, DaemonProcess
 from tests.harness.measure import cpu_seconds, memory_mb
 from tests.harness.queries import QUERIES
 from vaultmem.api.client import Client
@@ -215,27 +222,53 @@ def build_vault(tmp: Path, pool: list[PoolChunk], vectors: np.ndarray, chunks: i
 # ---- the measurements ------------------------------------------------------------------------
 
 
-def cold_starts(daemon: DaemonProcess, runs: int, figures: Figures) -> None:
-    """Spawn to the first answered search, the index already built; the last daemon stays."""
+def cold_start(daemon: DaemonProcess) -> tuple[float, float, float]:
+    """One spawn to the first answered search: (socket up s, answered s, daemon CPU s)."""
+    stop(daemon)
+    started = daemon.spawn()
+    client = daemon.connect(120)
+    socket = time.perf_counter() - started
+    while True:
+        try:
+            client.search("how do I choose a window manager on Linux")
+            break
+        except VaultmemError:
+            time.sleep(0.02)
+    return socket, time.perf_counter() - started, cpu_seconds(daemon.pid)
+
+
+def cold_starts(daemon: DaemonProcess, runs: int, figures: Figures,
+                baseline: DaemonProcess | None = None) -> None:
+    """Spawn to the first answered search, the index already built; the last daemon stays.
+    With a baseline, its cold starts alternate with these and it is stopped at the end."""
     totals: list[float] = []
+    cpus: list[float] = []
+    base_totals: list[float] = []
+    base_cpus: list[float] = []
     for run in range(runs):
-        stop(daemon)
-        started = daemon.spawn()
-        client = daemon.connect(120)
-        socket = time.perf_counter() - started
-        while True:
-            try:
-                client.search("how do I choose a window manager on Linux")
-                break
-            except VaultmemError:
-                time.sleep(0.02)
-        totals.append(time.perf_counter() - started)
+        if baseline is not None:
+            socket, total, cpu = cold_start(baseline)
+            stop(baseline)
+            base_totals.append(total)
+            base_cpus.append(cpu)
+            say(f"  run {run + 1}, baseline: socket up {socket:.2f} s, first search answered "
+                f"{total:.2f} s after spawn, {cpu:.2f} CPU s   [load {load_average()}]")
+        socket, total, cpu = cold_start(daemon)
+        totals.append(total)
+        cpus.append(cpu)
         say(f"  run {run + 1}: socket up {socket:.2f} s, first search answered "
-            f"{totals[-1]:.2f} s after spawn")
+            f"{total:.2f} s after spawn, {cpu:.2f} CPU s   [load {load_average()}]")
     daemon.wait_ready(900, model=True)
     figures.add(f"1. cold start to first search, warm index (median of {runs})",
-                f"{p50(totals):.2f} s (min {min(totals):.2f}, max {max(totals):.2f})",
+                f"{p50(totals):.2f} s (min {min(totals):.2f}, max {max(totals):.2f}; "
+                f"{p50(cpus):.2f} CPU s)",
                 f"<= {TARGETS['cold_s']} s", verdict(p50(totals) <= TARGETS["cold_s"]))
+    if baseline is not None:
+        say(f"  baseline median {p50(base_totals):.2f} s ({p50(base_cpus):.2f} CPU s), this "
+            f"code {p50(totals):.2f} s ({p50(cpus):.2f} CPU s): ratio "
+            f"{p50(totals) / p50(base_totals):.2f} (CPU {p50(cpus) / p50(base_cpus):.2f})")
+        figures.add("1b. cold start / the baseline's (alternating, same run)",
+                    f"{p50(totals) / p50(base_totals):.2f}x ({p50(base_totals):.2f} s baseline)")
 
 
 def timed_searches(client: Client, queries: Sequence[str]) -> list[float]:
@@ -468,14 +501,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         "1500)")
     parser.add_argument("--edits", type=int, help="edit -> searchable samples (default 30; "
                         "quick 5)")
+    parser.add_argument("--cold-runs", type=int, help="cold starts (default 3; quick 1)")
+    parser.add_argument("--baseline", help="a git revision whose daemon's cold starts "
+                        "alternate with this code's (section 1)")
     args = parser.parse_args(argv)
     args.runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
-    churn_edits, chunks, edits = args.churn, args.chunks, args.edits
+    churn_edits, chunks, edits, cold_runs = args.churn, args.chunks, args.edits, args.cold_runs
     full = not args.quick
     args.pool_notes = 300 if full else 40
     args.chunks = chunks or (10000 if full else 1500)
     args.memories = 50 if full else 20
-    args.cold_runs = 3 if full else 1
+    args.cold_runs = cold_runs or (3 if full else 1)
     args.searches = 100 if full else 30
     args.touches = 500 if full else 100
     args.edits = edits or (30 if full else 5)
@@ -500,28 +536,46 @@ def main(argv: Sequence[str] | None = None) -> None:
     runs = {runtime: Figures() for runtime in args.runtimes}
     with tempfile.TemporaryDirectory(prefix="vaultmem-bench-daemon-") as name:
         tmp = Path(name)
-        material: tuple[list[PoolChunk], np.ndarray] | None = None
-        for runtime, figures in runs.items():
-            section(f"0. [{runtime}] a corpus sample indexed by a daemon")
-            got = real_index(tmp, args.pool_notes, figures, runtime)
-            material = material or got
-        assert material is not None
-        section("0. material: a generated vault from the first runtime's chunks and vectors")
-        syn = build_vault(tmp, *material, args.chunks, args.memories)
-        copies = {}
-        for runtime in runs:  # every runtime starts from the same vault and index
-            place = tmp / runtime
-            for part in ("vault", "data"):
-                shutil.copytree(getattr(syn, part), place / part)
-                shutil.copytree(getattr(syn, part), place / f"fresh-{part}")
-            copies[runtime] = Synthetic(place / "vault", place / "data",
-                                        copy.deepcopy(syn.notes), syn.generator)
-        for runtime, figures in runs.items():
-            say(f"\n######## runtime: {runtime}")
-            run_daemons(tmp / runtime, copies[runtime], args, figures, runtime)
+        args.baseline_tree = None
+        if args.baseline is not None:
+            args.baseline_tree = tmp / "baseline-tree"
+            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(args.baseline_tree),
+                            args.baseline], cwd=REPO, check=True)
+            say(f"baseline: {args.baseline} (cold starts alternate with it in section 1)")
+        try:
+            measure_all(tmp, args, runs)
+        finally:
+            if args.baseline_tree is not None:
+                subprocess.run(["git", "worktree", "remove", "--force", str(args.baseline_tree)],
+                               cwd=REPO, check=False)
     summary(runs)
     say(f"\ntotal run time {started.elapsed() / 60:.1f} min; load average at the end "
         f"{load_average()}")
+
+
+def measure_all(tmp: Path, args: argparse.Namespace, runs: dict[str, Figures]) -> None:
+    """Section 0 for every runtime, then every runtime's daemons on its copy of the vault."""
+    material: tuple[list[PoolChunk], np.ndarray] | None = None
+    for runtime, figures in runs.items():
+        section(f"0. [{runtime}] a corpus sample indexed by a daemon")
+        got = real_index(tmp, args.pool_notes, figures, runtime)
+        material = material or got
+    assert material is not None
+    section("0. material: a generated vault from the first runtime's chunks and vectors")
+    syn = build_vault(tmp, *material, args.chunks, args.memories)
+    copies = {}
+    for runtime in runs:  # every runtime starts from the same vault and index
+        place = tmp / runtime
+        for part in ("vault", "data"):
+            shutil.copytree(getattr(syn, part), place / part)
+            shutil.copytree(getattr(syn, part), place / f"fresh-{part}")
+            if args.baseline is not None:
+                shutil.copytree(getattr(syn, part), place / f"baseline-{part}")
+        copies[runtime] = Synthetic(place / "vault", place / "data",
+                                    copy.deepcopy(syn.notes), syn.generator)
+    for runtime, figures in runs.items():
+        say(f"\n######## runtime: {runtime}")
+        run_daemons(tmp / runtime, copies[runtime], args, figures, runtime)
 
 
 def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Figures,
@@ -529,13 +583,21 @@ def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Fi
     main_daemon = service_daemon(syn.vault, syn.data, tmp / "daemon.log", runtime)
     fresh = service_daemon(tmp / "fresh-vault", tmp / "fresh-data", tmp / "fresh-daemon.log",
                            runtime)
+    baseline = None
+    if args.baseline is not None:
+        baseline = service_daemon(tmp / "baseline-vault", tmp / "baseline-data",
+                                  tmp / "baseline-daemon.log", runtime)
+        baseline.source = args.baseline_tree
     try:
         section("1. cold start with a warm index")
+        if baseline is not None:
+            start(baseline)  # its first start: reconciled, model files made
+            stop(baseline)
         first, _ = start(main_daemon)
         rss, hwm = memory_mb(main_daemon.pid)
         say(f"  first start on the prebuilt index: reconciled and model loaded "
             f"{time.perf_counter() - first:.1f} s after spawn; RSS {rss:.0f} MB, peak {hwm:.0f} MB")
-        cold_starts(main_daemon, args.cold_runs, figures)
+        cold_starts(main_daemon, args.cold_runs, figures, baseline)
         client = main_daemon.client
         assert client is not None
         section(f"3. search over HTTP at {args.chunks} chunks")
@@ -559,6 +621,8 @@ def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Fi
             f"{lance_stats(tmp / 'fresh-data')}")
         churn_ratio(main_daemon, fresh, args.searches, figures)
     finally:
+        if baseline is not None:
+            stop(baseline)
         stop(fresh)
         stop(main_daemon)
 

@@ -5,7 +5,10 @@ Run: .venv/bin/python -m bench.lance_rss [--edits 1000] [--metadata-cache-mb 16]
 (2,000 notes of 5), then `--edits` upserts of a random note (3 chunks each), a full-text search
 every 10 edits and glibc's heap trimmed as the daemon does (vaultmem.daemon.native), LanceDB
 optimised by the default upkeep policy. Prints RSS and LanceDB's cache bytes every quarter: what
-grows per edit without a model, a watcher or a socket.
+grows per edit without a model, a watcher or a socket. Each quarter and at the end it also times
+the LanceDB reads a search and an edit make (`--searches` full-text searches of varied words;
+`stored_chunks` of one note, the edit path's read), so a smaller cache's cost shows beside its
+memory.
 """
 
 from __future__ import annotations
@@ -47,12 +50,31 @@ def chunks(rng: np.random.Generator, path: str, count: int) -> list[ChunkRecord]
             for i in range(count)]
 
 
+WORDS = ("words", "part", "of", "n17.md", "words part", "n3.md part", "of words n5.md")
+
+
+def timed_reads(index: lance.LanceIndex, rng: np.random.Generator, count: int) -> str:
+    """p50 of `count` full-text searches and of `count` one-note chunk reads, in ms."""
+    fts, reads = [], []
+    for i in range(count):
+        started = time.perf_counter()
+        index.text_search(WORDS[i % len(WORDS)], 10)
+        fts.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        index.stored_chunks([f"n{rng.integers(2000)}.md"])
+        reads.append(time.perf_counter() - started)
+    return (f"full-text search p50 {np.median(fts) * 1000:.1f} ms, one note's chunks read p50 "
+            f"{np.median(reads) * 1000:.1f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--edits", type=int, default=1000)
     parser.add_argument("--metadata-cache-mb", type=int, default=16)
     parser.add_argument("--index-cache-mb", type=int, default=32)
     parser.add_argument("--keep-versions-s", type=float, default=300.0)
+    parser.add_argument("--searches", type=int, default=50,
+                        help="timed full-text searches and chunk reads each quarter")
     args = parser.parse_args()
     tune_malloc()
     lance.KEEP_OLD_VERSIONS = timedelta(seconds=args.keep_versions_s)
@@ -70,7 +92,8 @@ def main() -> None:
         trim_malloc()
         print(f"caches: metadata {args.metadata_cache_mb} MB, index {args.index_cache_mb} MB; "
               f"old versions kept {args.keep_versions_s:g} s")
-        print(f"start: RSS {rss_mb():.0f} MB", flush=True)
+        print(f"start: RSS {rss_mb():.0f} MB; {timed_reads(index, rng, args.searches)}",
+              flush=True)
         started = time.perf_counter()
         for edit in range(1, args.edits + 1):
             path = f"n{rng.integers(2000)}.md"
@@ -84,7 +107,8 @@ def main() -> None:
                 stats = index.stats()
                 print(f"{edit} edits: RSS {rss_mb():.0f} MB, LanceDB cache "
                       f"{stats['cache_bytes'] / 2**20:.1f} MB, version {stats['chunk_version']}, "
-                      f"{time.perf_counter() - started:.0f} s", flush=True)
+                      f"{time.perf_counter() - started:.0f} s; "
+                      f"{timed_reads(index, rng, args.searches)}", flush=True)
         index.close()
 
 

@@ -156,7 +156,8 @@ HELP: dict[str, str] = {
     "metadata_cache_mb": (
         "Cap on LanceDB's metadata cache. It keeps a manifest per table version, so "
         "unbounded it grows with every edit (LanceDB's default is 1 GB); capped, the "
-        "daemon's memory levels off."
+        "daemon's memory levels off. 16 held ~15 MB more after 1,000 edits than 4, for no "
+        "measurable search gain."
     ),
     "decay_model": "power_law, exponential or two_component.",
     "half_life_days": "Half-life H of untyped memories.",

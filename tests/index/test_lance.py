@@ -413,3 +413,37 @@ def test_searches_go_on_while_an_optimise_runs(tmp_path: Path) -> None:
         assert "animals/dogs.md" not in {h.path for h in index.text_search("puppy dogs", 5)}
     finally:
         index.close()
+
+
+def _on_disk(index_dir: Path, paths: list[str]) -> list[tuple[object, ...]]:
+    table = lancedb.connect(str(index_dir)).open_table("chunks")
+    rows = table.search().select(["chunk_id", "path", "idx", "heading", "text", "vector"])
+    return sorted((r["chunk_id"], r["path"], r["idx"], r["heading"], r["text"],
+                   tuple(np.asarray(r["vector"], dtype=np.float32).tolist()))
+                  for r in rows.to_arrow().to_pylist() if r["path"] in paths)
+
+
+def _stored(index: LanceIndex, paths: list[str]) -> list[tuple[object, ...]]:
+    return sorted((c.chunk_id, c.path, c.index, c.heading, c.text,
+                   tuple(np.asarray(c.vector, dtype=np.float32).tolist()))
+                  for c in index.stored_chunks(paths))
+
+
+def test_stored_chunks_from_the_mirror_equal_the_rows_on_disk(index: LanceIndex,
+                                                              index_dir: Path) -> None:
+    """An edit's stored chunks come from the in-memory mirror: the same columns, bit for bit,
+    as LanceDB holds, after writes, a move, a delete and a reopen."""
+    paths = sorted(NOTES)
+    assert _stored(index, paths) == _on_disk(index_dir, paths) != []
+    moved_from, *rest = paths
+    record, _ = note(moved_from, NOTES[moved_from])
+    edited, chunks = note(rest[0], "A new body.\n\nMore text here.")
+    chunks = [replace(c, heading=f"Heading {c.index}") for c in chunks]
+    index.apply(moves=[(moved_from, replace(record, path="moved/here.md"))],
+                upserts=[(edited, chunks)], deletes=[rest[1]])
+    after = ["moved/here.md", *rest]
+    assert _stored(index, after) == _on_disk(index_dir, after) != []
+    assert index.stored_chunks([moved_from, rest[1]]) == []
+    index.close()
+    reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
+    assert _stored(reopened, after) == _on_disk(index_dir, after)

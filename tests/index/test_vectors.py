@@ -139,3 +139,26 @@ def test_broad_filters_walk_the_ranking_and_find_what_gathering_rows_finds(
         assert [h.chunk_id for h in walked] == [h.chunk_id for h in gathered]
         assert [h.score for h in walked] == pytest.approx([h.score for h in gathered])
         assert all(hit.path in allowed for hit in walked)
+
+
+def test_chunks_of_keeps_each_rows_place_through_compaction() -> None:
+    matrix = VectorMatrix(DIM)
+    rng = np.random.default_rng(3)
+    for n in range(1100):  # removing most of them compacts the matrix
+        path = f"n{n}.md"
+        vectors = _unit_rows(rng, 2)
+        matrix.add([f"{path}#0", f"{path}#1"], [path, path], ["a", "b"], vectors,
+                   [(0, "Intro"), (1, f"Part {n}")])
+    kept = matrix.chunks_of(["n1099.md"])
+    matrix.remove_paths(f"n{n}.md" for n in range(1000))
+    assert len(matrix) == 200
+    assert len(matrix._ids) < 2200  # compacted at least once: rows were copied
+    again = matrix.chunks_of(["n1099.md"])
+    assert [row[:5] for row in again] == [row[:5] for row in kept] == [
+        ("n1099.md#0", "n1099.md", 0, "Intro", "a"),
+        ("n1099.md#1", "n1099.md", 1, "Part 1099", "b")]
+    assert all(np.array_equal(a[5], b[5]) for a, b in zip(again, kept, strict=True))
+    assert matrix.chunks_of(["n5.md"]) == []
+    _add_note(matrix, "bare.md", _unit_rows(rng, 1))  # no places given
+    with pytest.raises(ValueError, match="without its place"):
+        matrix.chunks_of(["bare.md"])

@@ -20,10 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import lancedb
 import pyarrow as pa
-from lancedb.index import FTS
-from lancedb.query import FullTextOperator, MultiMatchQuery
 
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.errors import IndexUnusableError
@@ -31,8 +28,14 @@ from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
 from vaultmem.index.identity import META_FILE, TABLE_DIRS, identity_problem
+from vaultmem.index.lazy_client import lazy_packages
 from vaultmem.index.upkeep import Occasion, UpkeepPolicy
 from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
+
+with lazy_packages():  # LanceDB without its REST client's eager imports (see lazy_client.py)
+    import lancedb
+    from lancedb.index import FTS
+    from lancedb.query import FullTextOperator, MultiMatchQuery
 
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
@@ -211,24 +214,22 @@ class LanceIndex:
             return [] if matrix is None else matrix.related(path, k)
 
     def stored_chunks(self, paths: Collection[str]) -> list[ChunkRecord]:
-        """The stored chunks of `paths` (an edited note's unchanged chunks keep their vectors)."""
+        """The stored chunks of `paths` (an edited note's unchanged chunks keep their vectors),
+        from the in-memory mirror, which holds every column they need: an edit reads nothing
+        from LanceDB before it writes."""
         with self._lock, _storage_errors():
-            if self._chunks is None or self._dim is None or not paths:
+            matrix = self._ensure_matrix() if paths else None
+            if matrix is None:
                 return []
-            rows = (self._chunks.search().where(tb.in_list("path", paths), prefilter=True)
-                    .select(["chunk_id", "path", "idx", "heading", "text", "vector"]).to_arrow())
-            vectors = tb.vectors_from_arrow(rows.column("vector"), self._dim)
-            return [
-                ChunkRecord(chunk_id=row["chunk_id"], path=row["path"], index=row["idx"],
-                            heading=row["heading"], text=row["text"], vector=vectors[n])
-                for n, row in enumerate(
-                    rows.select(["chunk_id", "path", "idx", "heading", "text"]).to_pylist())
-            ]
+            return [ChunkRecord(chunk_id=chunk_id, path=path, index=index, heading=heading,
+                                text=text, vector=vector)
+                    for chunk_id, path, index, heading, text, vector in matrix.chunks_of(paths)]
 
     def _ensure_matrix(self) -> VectorMatrix | None:
         if self._matrix is None and self._chunks is not None and self._dim is not None:
             with _storage_errors():
-                rows = self._chunks.search().select(["chunk_id", "path", "text", "vector"])
+                rows = self._chunks.search().select(
+                    ["chunk_id", "path", "idx", "heading", "text", "vector"])
                 self._matrix = _matrix_from(rows.to_arrow(), self._dim)
         return self._matrix
 
@@ -385,6 +386,8 @@ def _add_to_matrix(matrix: VectorMatrix, rows: pa.Table) -> None:
         rows.column("path").to_pylist(),
         rows.column("text").to_pylist(),
         tb.vectors_from_arrow(rows.column("vector"), matrix.dim),
+        list(zip(rows.column("idx").to_pylist(), rows.column("heading").to_pylist(),
+                 strict=True)),
     )
 
 

@@ -48,6 +48,8 @@ class VectorMatrix:
         self._ids: list[str] = []
         self._paths: list[str] = []
         self._texts: list[str] = []
+        # each row's chunk index and heading, or None where the caller did not give them
+        self._places: list[tuple[int, str] | None] = []
         self._rows_by_path: dict[str, list[int]] = {}
         self._dead = 0
         self._note_cache: tuple[list[str], Vector] | None = None
@@ -67,11 +69,14 @@ class VectorMatrix:
         paths: Sequence[str],
         texts: Sequence[str],
         vectors: Vector,
+        places: Sequence[tuple[int, str] | None] | None = None,
     ) -> None:
-        """Append rows; the caller removes a note's old rows first."""
+        """Append rows; the caller removes a note's old rows first. `places`: each row's
+        chunk index and heading, which `chunks_of` needs."""
         count = len(chunk_ids)
-        if not len(paths) == len(texts) == count == vectors.shape[0]:
-            raise ValueError("chunk ids, paths, texts and vectors differ in length")
+        places = [None] * count if places is None else places
+        if not len(paths) == len(texts) == len(places) == count == vectors.shape[0]:
+            raise ValueError("chunk ids, paths, texts, places and vectors differ in length")
         if count == 0:
             return
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
@@ -83,6 +88,7 @@ class VectorMatrix:
         self._ids.extend(chunk_ids)
         self._paths.extend(paths)
         self._texts.extend(texts)
+        self._places.extend(places)
         for offset, path in enumerate(paths):
             self._rows_by_path.setdefault(path, []).append(start + offset)
         self._note_cache = None
@@ -109,8 +115,9 @@ class VectorMatrix:
         ids = [self._ids[i] for i in keep]
         paths = [self._paths[i] for i in keep]
         texts = [self._texts[i] for i in keep]
+        places = [self._places[i] for i in keep]
         self._reset()
-        self.add(ids, paths, texts, vectors)
+        self.add(ids, paths, texts, vectors, places)
 
     def text_of(self, chunk_id: str, path: str) -> str | None:
         """The text of one live chunk (looked up among its note's rows), or None."""
@@ -118,6 +125,18 @@ class VectorMatrix:
             if self._ids[row] == chunk_id:
                 return self._texts[row]
         return None
+
+    def chunks_of(self, paths: Collection[str]) -> list[tuple[str, str, int, str, str, Vector]]:
+        """The live rows of these notes: (chunk id, path, index, heading, text, vector)."""
+        out = []
+        for path in paths:
+            for row in self._rows_by_path.get(path, ()):
+                place = self._places[row]
+                if place is None:
+                    raise ValueError(f"row {self._ids[row]} was added without its place")
+                out.append((self._ids[row], path, place[0], place[1], self._texts[row],
+                            self._vectors[row].copy()))
+        return out
 
     def search(self, query: Vector, k: int, paths: Collection[str] | None = None) -> list[ChunkHit]:
         """Exact cosine top-k over live rows, optionally only rows of the given notes."""

@@ -101,14 +101,13 @@ class Api(MemoryOps):
         return {"status": "ok", "version": __version__, "vault": self.engine.params.vault_name}
 
     def _op_status(self, body: JSON, now: datetime) -> JSON:
-        data = self.engine.status(now, per_file=body["files"])
-        data["sync"] = duplicates_report(self.engine)
+        snapshot = self.engine.memories.snapshot()  # the catalog and the vault, read once
+        data = self.engine.status(now, per_file=body["files"], snapshot=snapshot)
+        data["sync"] = duplicates_report(self.engine, snapshot)
         if self.daemon_status is not None:
             data["daemon"] = self.daemon_status()
         else:  # nothing watches the vault: say how far the index is behind it
-            engine = self.engine
-            data["unindexed_changes"] = unindexed_changes(engine.root, engine.rules,
-                                                          engine.catalog)
+            data["unindexed_changes"] = unindexed_changes(snapshot)
         return data
 
     def _op_search(self, body: JSON, now: datetime) -> JSON:

@@ -183,3 +183,34 @@ def test_auto_merge_plans_again_from_what_it_read(
     # the index is asked for every candidate's vector once, then only for each merged note's
     assert counts["vectors first"] == candidates
     assert counts["vectors later"] == len(clusters), counts
+
+
+def test_auto_merge_from_its_snapshot_still_refuses_a_concurrent_edit(
+    tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member pinned by its user after the snapshot was read, before its cluster's turn:
+    the merge re-reads it under the store's lock, sees the pin and leaves the cluster alone
+    (the user's bytes untouched)."""
+    vault = tmp_path / "vault"
+    kettle, taxes = _pairs(vault)
+    pinned = vault / "memories" / "quarterly-taxes.md"
+    with _app(tmp_path, mode) as app:
+        consolidator = app.consolidator
+        merge = consolidator._merge
+        edited: list[bytes] = []
+
+        def user_pins_then_merge(cluster: str, *args: Any) -> Any:
+            if cluster == taxes:
+                text = pinned.read_text(encoding="utf-8")
+                pinned.write_text(text.replace("stm_status: active",
+                                               "stm_status: active\nstm_pinned: true"),
+                                  encoding="utf-8")
+                edited.append(pinned.read_bytes())
+            return merge(cluster, *args)
+
+        monkeypatch.setattr(consolidator, "_merge", user_pins_then_merge)
+        done = consolidator.auto_merge(NOW)
+    assert [m["cluster_id"] for m in done["merged"]] == [kettle]
+    assert [s["cluster_id"] for s in done["skipped"]] == [taxes]
+    assert "cluster changed" in done["skipped"][0]["reason"]
+    assert edited and pinned.read_bytes() == edited[0]

@@ -144,7 +144,7 @@ class Consolidator:
         store = self.engine.memories
         try:
             archived = store.rewrite([m.path for m in planned], plan)
-        except BaseException:  # some notes may be written: the snapshot reads them again
+        except Exception:  # some notes may be written: the snapshot reads them again
             store.follow(snapshot, [*(m.path for m in planned), *(p for p, _ in created)])
             raise
         path, title = created[0]

@@ -55,10 +55,10 @@ def measure(notes: int, repeats: int) -> None:
         try:
             app.engine.reindex()
             engine = app.engine
-            assert unindexed_changes(engine.root, engine.rules, engine.catalog) == 0
+            assert unindexed_changes(engine.memories.snapshot()) == 0
 
             def check() -> int:
-                return unindexed_changes(engine.root, engine.rules, engine.catalog)
+                return unindexed_changes(engine.memories.snapshot())
 
             baseline = timed(lambda: scan_vault(engine.root, engine.rules), repeats)
             unchanged = timed(check, repeats)

@@ -35,6 +35,7 @@ from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.updates import UpdateParams, Updates
+from vaultmem.engine.write_lane import WriteLane
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import EmbedderOptions, make_embedder
@@ -98,6 +99,8 @@ class App:
     index: LazyIndex
     embedder: Embedder
     updates: Updates  # saves that supersede a memory (explicit or detected), supersede links
+    # requests and scheduled jobs that move notes or write the index: one at a time
+    lane: WriteLane
     ledger: UsageJournal | None = None  # in-process: this device's use counts (core.sync)
     operations: OperationLog | None = None  # what sweeps and merges applied, for `undo`
 
@@ -111,7 +114,7 @@ class App:
         return Api(engine=self.engine, lifecycle=self.lifecycle, consolidator=self.consolidator,
                    reconciler=self.reconciler, restorer=self.restorer, updates=self.updates,
                    daemon_status=daemon_status, reindex=reindex, clock=clock,
-                   progress=progress, operations=self.operations)
+                   progress=progress, operations=self.operations, lane=self.lane)
 
     def close(self) -> None:
         self.index.close()
@@ -276,4 +279,5 @@ def build_app(
         catalog=catalog, index=index, embedder=embedder, ledger=ledger,
         operations=OperationLog(data_dir / "operations.sqlite3"),
         updates=Updates(lifecycle, Superseder(engine), update_params(settings)),
+        lane=WriteLane(),
     )

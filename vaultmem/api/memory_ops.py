@@ -8,7 +8,6 @@ wraps the Api's sweep, gc, promote and merge handlers so that what they apply is
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -18,6 +17,7 @@ from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
 from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.undo import Undoer
+from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError
 
 JSON = dict[str, Any]
@@ -36,7 +36,7 @@ _UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[JSON], list[str]]]]
 class MemoryOps:
     engine: Engine
     lifecycle: Lifecycle
-    _writes: threading.RLock
+    lane: WriteLane
     operations: OperationLog | None
 
     def _memory_type(self, given: str | None) -> str | None:
@@ -66,14 +66,14 @@ class MemoryOps:
         def run(body: JSON, now: datetime) -> JSON:
             if not applies(body):
                 return handler(body, now)
-            with self._writes:
+            with self.lane.hold(op):
                 return self._undoer.record(op, now, lambda: handler(body, now), created)
         return run
 
     def _op_undo(self, body: JSON, now: datetime) -> JSON:
         if body["list"]:
             return self._undoer.recent()
-        with self._writes:
+        with self.lane.hold("undo"):
             return self._undoer.undo(body.get("operation"), now)
 
     def _op_list(self, body: JSON, now: datetime) -> JSON:
@@ -85,10 +85,10 @@ class MemoryOps:
         return self._admin.list_memories(now, filters, sort=body["sort"], limit=body["limit"])
 
     def _op_forget(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("forget"):
             return self._admin.forget(body["id"], now)
 
     def _op_edit(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("edit"):
             return self._admin.edit(body["id"], now, content=body.get("content"),
                                     title=body.get("title"), tags=body.get("tags"))

@@ -7,7 +7,6 @@ docs/protocol.md. Errors are VaultmemError subclasses; each edge turns them into
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -26,6 +25,7 @@ from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.updates import Updates
+from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError, InvalidInput
 
 JSON = dict[str, Any]
@@ -63,11 +63,13 @@ class Api(MemoryOps):
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,
         operations: OperationLog | None = None,
+        lane: WriteLane | None = None,
     ) -> None:
         """The parts come from the composition root (`App.api`). Without a consolidator,
         clusters and merges answer that they are unavailable. `reindex` replaces the
         in-process reindex (the daemon's keeps its progress for `status`); `progress` follows
-        the in-process one."""
+        the in-process one. `lane` is the process's one write lane, shared with the daemon's
+        scheduled jobs (a lane of its own when none is given)."""
         self.engine = engine
         self.lifecycle = lifecycle
         self.consolidator = consolidator
@@ -78,8 +80,9 @@ class Api(MemoryOps):
         self.reconciler = reconciler
         self.restorer = restorer
         self.updates = updates
-        # saves, sweeps, merges and reindexes move files and write the index: one at a time
-        self._writes = threading.RLock()
+        # saves, sweeps, merges and reindexes move files and write the index: one at a time,
+        # in the lane the scheduled jobs hold too (engine/write_lane.py)
+        self.lane = lane if lane is not None else WriteLane()
         self.operations = operations  # what sweeps and merges applied, for `undo`
         self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = self.recorded_handlers({
             op: getattr(self, f"_op_{op}") for op in self.OPERATIONS
@@ -98,14 +101,13 @@ class Api(MemoryOps):
         return {"status": "ok", "version": __version__, "vault": self.engine.params.vault_name}
 
     def _op_status(self, body: JSON, now: datetime) -> JSON:
-        data = self.engine.status(now, per_file=body["files"])
-        data["sync"] = duplicates_report(self.engine)
+        snapshot = self.engine.memories.snapshot()  # the catalog and the vault, read once
+        data = self.engine.status(now, per_file=body["files"], snapshot=snapshot)
+        data["sync"] = duplicates_report(self.engine, snapshot)
         if self.daemon_status is not None:
             data["daemon"] = self.daemon_status()
         else:  # nothing watches the vault: say how far the index is behind it
-            engine = self.engine
-            data["unindexed_changes"] = unindexed_changes(engine.root, engine.rules,
-                                                          engine.catalog)
+            data["unindexed_changes"] = unindexed_changes(snapshot)
         return data
 
     def _op_search(self, body: JSON, now: datetime) -> JSON:
@@ -142,7 +144,7 @@ class Api(MemoryOps):
         return self.engine.get(body["id"], now)
 
     def _op_save(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("save"):
             return self.updates.save(
                 body["content"], now, title=body.get("title"), tags=body.get("tags", ()),
                 type=body.get("type"), strength=body["strength"], pinned=body["pinned"],
@@ -168,42 +170,42 @@ class Api(MemoryOps):
         return data
 
     def _op_sweep(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("sweep"):
             return self.lifecycle.sweep(now, dry_run=body["dry_run"])
 
     def _op_gc(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("gc"):
             return self.lifecycle.gc(now, apply=body["apply"])
 
     def _op_reconcile(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("reconcile"):
             return self.reconciler.reconcile(apply=body["apply"])
 
     def _op_promote(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("promote"):
             return self.lifecycle.promote(body.get("id"), now, dry_run=body["dry_run"])
 
     def _op_restore(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("restore"):
             return self.restorer.restore(body["id"], now)
 
     def _op_supersede(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("supersede"):
             return self.updates.superseder.supersede(body["id"], body["by"], now)
 
     def _op_unsupersede(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("unsupersede"):
             return self.updates.superseder.unsupersede(body["id"], now)
 
     def _op_clusters(self, body: JSON, now: datetime) -> JSON:
         return self._consolidator().list_clusters(now)
 
     def _op_merge_cluster(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("merge_cluster"):
             return self._consolidator().merge(body["cluster_id"], now)
 
     def _op_reindex(self, body: JSON, now: datetime) -> JSON:
-        with self._writes:
+        with self.lane.hold("reindex"):
             if self._reindex is not None:
                 return self._reindex(body["full"])
             report = self.engine.reindex(full=body["full"], progress=self._progress)

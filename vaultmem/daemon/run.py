@@ -3,7 +3,9 @@
 Start order: lock → journal → engine → socket (answers at once) → watcher → start-up
 reconciliation in the background (the socket reports its progress) → scheduler. Stop order is
 the reverse, with a last flush of pending usage writes. All index writes go through the
-engine's sync lock, so the watcher, the scheduler and API calls never write concurrently.
+engine's sync lock, so the watcher, the scheduler and API calls never write concurrently; the
+scheduled sweep, reconcile and consolidation hold the App's write lane, the one the requests
+that move notes hold (engine/write_lane.py), so a job and a request never interleave.
 """
 
 from __future__ import annotations
@@ -248,8 +250,7 @@ class Daemon:
             Job("flush", p.flush_every_s, self.flush, should_run=lambda: len(journal) > 0),
             Job("sweep", p.sweep_every_s, lambda: self._undoable(
                 "sweep", lambda now: app.lifecycle.sweep(now, dry_run=False))),
-            Job("reconcile", p.reconcile_every_s,
-                lambda: app.reconciler.reconcile(apply=True),
+            Job("reconcile", p.reconcile_every_s, self._reconcile,
                 should_run=lambda: bool(app.catalog.duplicate_ids())),
             Job("consolidate", p.consolidate_every_s, self._consolidate,
                 should_run=self._memories_changed),
@@ -262,24 +263,32 @@ class Daemon:
         assert self.app is not None
         return self.app.catalog.memory_fingerprint() != self._consolidated_at
 
+    def _reconcile(self) -> dict[str, Any]:
+        assert self.app is not None
+        with self.app.lane.hold("reconcile"):  # the requests' lane (engine/write_lane.py)
+            return self.app.reconciler.reconcile(apply=True)
+
     def _consolidate(self) -> dict[str, Any]:
         assert self.app is not None
         consolidator = self.app.consolidator
-        result = self._undoable("consolidation", consolidator.auto_merge, lambda done: [
-            merge["merged_into"]["id"] for merge in done["merged"]])
-        self._consolidated_at = self.app.catalog.memory_fingerprint()
+        with self.app.lane.hold("consolidation"):
+            result = self._undoable("consolidation", consolidator.auto_merge, lambda done: [
+                merge["merged_into"]["id"] for merge in done["merged"]])
+            self._consolidated_at = self.app.catalog.memory_fingerprint()
         return result
 
     def _undoable(self, kind: str, run: Callable[[datetime], dict[str, Any]],
                   created: Callable[[dict[str, Any]], list[str]] = lambda done: []
                   ) -> dict[str, Any]:
-        """A scheduled job whose writes `vaultmem undo` can take back (engine/undo.py)."""
+        """A scheduled job whose writes `vaultmem undo` can take back (engine/undo.py), run in
+        the write lane the requests hold too; `now` is read once it is in the lane."""
         assert self.app is not None
-        now = _now()
-        if self.app.operations is None:
-            return run(now)
-        undoer = Undoer(MemoryAdmin(self.app.lifecycle), self.app.operations)
-        return undoer.record(kind, now, lambda: run(now), created)
+        with self.app.lane.hold(kind):
+            now = _now()
+            if self.app.operations is None:
+                return run(now)
+            undoer = Undoer(MemoryAdmin(self.app.lifecycle), self.app.operations)
+            return undoer.record(kind, now, lambda: run(now), created)
 
     def _optimize_when_settled(self) -> None:
         if self.scheduler is not None and not self._stop.is_set():

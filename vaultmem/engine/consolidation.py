@@ -53,6 +53,7 @@ from vaultmem.engine.engine import Engine
 from vaultmem.engine.lifecycle import Lifecycle, _content_of, normalise_text
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite
 from vaultmem.engine.shapes import JSON
+from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
 from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
@@ -64,9 +65,10 @@ _ROWS_PER_BLOCK = 1024  # bounds the similarity matrix held at once to 1024 × N
 
 
 @dataclass(frozen=True)
-class _Snapshot:
+class _Clusters:
     clusters: list[Cluster]
     memories: dict[str, MemoryNote]  # by memory id
+    vectors: dict[str, Vector]  # the clustered memories' note vectors, by path
 
 
 class Consolidator:
@@ -79,20 +81,44 @@ class Consolidator:
 
     def clusters(self) -> list[Cluster]:
         """Clusters of active, unpinned memories, best cohesion first."""
-        return self._snapshot().clusters
+        return self._clusters(self.engine.memories.snapshot()).clusters
 
     def list_clusters(self, now: datetime) -> JSON:
-        snapshot = self._snapshot()
-        return {"clusters": [self._cluster_json(c, snapshot.memories, now)
-                             for c in snapshot.clusters]}
+        return {"clusters": self._clusters_json(
+            self._clusters(self.engine.memories.snapshot()), now)}
 
     # merging ------------------------------------------------------------------------------
 
     def merge(self, cluster_id: str, now: datetime) -> JSON:
         """Merge one listed cluster into a new memory and archive its members."""
-        snapshot = self._snapshot()
-        cluster = _find(snapshot.clusters, cluster_id)
-        planned = self._best_first(cluster, snapshot.memories, now)
+        snapshot = self.engine.memories.snapshot()
+        return self._merge(cluster_id, self._clusters(snapshot), now, snapshot)
+
+    def auto_merge(self, now: datetime) -> JSON:
+        """Merge every cluster cohesive enough to merge on its own (the scheduled job); list the
+        review-band clusters left for a decision. A cluster that changed meanwhile, or whose
+        note could not be written safely, is skipped with the reason. The catalog, the vault
+        and the note vectors are read once: after each merge the clusters are planned again
+        from that snapshot as the merge left it (only the notes it wrote are read again)."""
+        merged: list[JSON] = []
+        skipped: list[JSON] = []
+        snapshot = self.engine.memories.snapshot()
+        current = self._clusters(snapshot)
+        for cluster in [c for c in current.clusters if c.action == MERGE]:
+            try:
+                merged.append(self._merge(cluster.id, current, now, snapshot))
+            except (NotFound, NoteError) as exc:
+                skipped.append({"cluster_id": cluster.id, "reason": exc.message})
+            current = self._clusters(snapshot, current.vectors)
+        review = [c for c in self._clusters_json(current, now) if c["action"] == REVIEW]
+        return {"merged": merged, "review": review, "skipped": skipped}
+
+    def _merge(self, cluster_id: str, current: _Clusters, now: datetime,
+               snapshot: Snapshot) -> JSON:
+        """Merge the cluster `cluster_id` of `current` (planned from `snapshot`, which then
+        follows every note the merge writes, creates or moves)."""
+        cluster = _find(current.clusters, cluster_id)
+        planned = self._best_first(cluster, current.memories, now)
         created: list[tuple[str, str]] = []  # the merged note's path and title
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
@@ -109,35 +135,26 @@ class Consolidator:
                              decay=self.params.decay),
                 source=SOURCE,
             )
-            created.append((self._write_merged(members, state, now), members[0].note.title))
+            created.append((self._write_merged(members, state, now, snapshot),
+                            members[0].note.title))
             return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=state.id))
                     for m in members]
 
-        archived = self.engine.memories.rewrite([m.path for m in planned], plan)
+        store = self.engine.memories
+        try:
+            archived = store.rewrite([m.path for m in planned], plan)
+        except Exception:  # some notes may be written: the snapshot reads them again
+            store.follow(snapshot, [*(m.path for m in planned), *(p for p, _ in created)])
+            raise
         path, title = created[0]
         self._explain(path, len(archived), cluster.cohesion, now.date())
         self.engine.sync_paths([path])
-        targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
+        store.follow(snapshot, [path, *(m.path for m in planned)])
+        targets = [(m, self.lifecycle.move_to_archive(m.path, snapshot)) for m in archived]
         moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
-        path = self._plain_name(path, title, now.date())
+        path = self._plain_name(path, title, now.date(), snapshot)
         return {"cluster_id": cluster.id, "merged_into": self.engine.get(path, now),
                 "archived": moves}
-
-    def auto_merge(self, now: datetime) -> JSON:
-        """Merge every cluster cohesive enough to merge on its own (the scheduled job); list the
-        review-band clusters left for a decision. A cluster that changed meanwhile, or whose
-        note could not be written safely, is skipped with the reason."""
-        merged: list[JSON] = []
-        skipped: list[JSON] = []
-        for cluster in self.clusters():
-            if cluster.action != MERGE:
-                continue
-            try:
-                merged.append(self.merge(cluster.id, now))
-            except (NotFound, NoteError) as exc:
-                skipped.append({"cluster_id": cluster.id, "reason": exc.message})
-        review = [c for c in self.list_clusters(now)["clusters"] if c["action"] == REVIEW]
-        return {"merged": merged, "review": review, "skipped": skipped}
 
     def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
         """Add the explanation once the originals are archived (a crash before leaves the new
@@ -151,7 +168,7 @@ class Consolidator:
         with contextlib.suppress(ConcurrentEdit):
             self.engine.memories.rewrite([path], plan)
 
-    def _plain_name(self, path: str, title: str, day: date) -> str:
+    def _plain_name(self, path: str, title: str, day: date, snapshot: Snapshot) -> str:
         """The merged note under its plain name once the originals left it free (a member
         saved the same day under the same title held it, so the note was created as `-2`)."""
         plain = memory_filename(day, title)
@@ -161,13 +178,21 @@ class Consolidator:
         if renamed is None:
             return path
         self.engine.sync_paths([path, renamed])
+        self.engine.memories.follow(snapshot, [path, renamed])
         return renamed
 
     # plumbing -----------------------------------------------------------------------------
 
-    def _snapshot(self) -> _Snapshot:
-        memories = _candidates(self.engine.memories.iter_memories())
-        vectors = self.engine.note_vectors([m.path for m in memories])
+    def _clusters(self, snapshot: Snapshot, known: dict[str, Vector] | None = None
+                  ) -> _Clusters:
+        """The clusters of the snapshot's candidates; the index is asked only for the vectors
+        `known` (an earlier plan's, by path) does not hold."""
+        memories = _candidates(self.engine.memories.iter_memories(snapshot))
+        known = known or {}
+        vectors = {m.path: known[m.path] for m in memories if m.path in known}
+        missing = [m.path for m in memories if m.path not in known]
+        if missing:
+            vectors.update(self.engine.note_vectors(missing))
         present = [m for m in memories if m.path in vectors]
         similarity = _similarities(
             [m.state.id for m in present], [vectors[m.path] for m in present],
@@ -179,7 +204,11 @@ class Consolidator:
             merge_cohesion=self.params.merge_cohesion,
             review_cohesion=self.params.review_cohesion,
         )
-        return _Snapshot(clusters, {m.state.id: m for m in present})
+        return _Clusters(clusters, {m.state.id: m for m in present},
+                         {m.path: vectors[m.path] for m in present})
+
+    def _clusters_json(self, current: _Clusters, now: datetime) -> list[JSON]:
+        return [self._cluster_json(c, current.memories, now) for c in current.clusters]
 
     def _score(self, memory: MemoryNote, now: datetime) -> float:
         return score(memory.state, now, self.params.decay)
@@ -211,12 +240,13 @@ class Consolidator:
             ],
         }
 
-    def _write_merged(self, members: list[MemoryNote], state: MemoryState, now: datetime) -> str:
+    def _write_merged(self, members: list[MemoryNote], state: MemoryState, now: datetime,
+                      snapshot: Snapshot) -> str:
         # the merged note's own plain name too (`_plain_name` gives it that name once the
         # originals are archived): a link to an original of that name must then say its folder
         own = (f"{self.params.memory_folder.strip('/')}/"
                f"{memory_filename(now.date(), members[0].note.title)}")
-        paths = set(self.engine.catalog.records()) - {m.path for m in members} | {own}
+        paths = set(snapshot.records) - {m.path for m in members} | {own}
         planned = {m.path: f"{self.params.archive_folder.strip('/')}/{PurePosixPath(m.path).name}"
                    for m in members}
         links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)

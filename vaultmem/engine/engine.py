@@ -47,6 +47,7 @@ from vaultmem.engine.shapes import (
     memory_json,
     search_json,
 )
+from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.successors import mark_superseded, prefer_current
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import InvalidInput, NoteError, NotFound
@@ -240,13 +241,16 @@ class Engine:
             ],
         }
 
-    def status(self, now: datetime, *, per_file: bool = False) -> JSON:
-        records = self.catalog.records()
+    def status(self, now: datetime, *, per_file: bool = False,
+               snapshot: Snapshot | None = None) -> JSON:
+        """`snapshot`: the caller's, when it reads the catalog and the memories too."""
+        snapshot = snapshot or self.memories.snapshot()
+        records = snapshot.records
         by_status: dict[str, int] = {}
         by_type: dict[str, int] = {}
         active: list[tuple[str, MemoryState]] = []
         states: list[tuple[str, MemoryState]] = []
-        for memory in self.memories.iter_memories():
+        for memory in self.memories.iter_memories(snapshot):
             states.append((memory.path, memory.state))
             by_status[memory.state.status] = by_status.get(memory.state.status, 0) + 1
             kind = memory.state.type or "untyped"

@@ -13,9 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from vaultmem.engine.indexer import SyncReport
-from vaultmem.index.catalog import Catalog
-from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.scan import scan_vault
+from vaultmem.engine.snapshot import Snapshot
 
 # the operations whose answers come from the index, or that move notes after a plan and
 # finish interrupted moves (sweep). `gc` only archives active memories, planned from the notes
@@ -24,10 +22,10 @@ SYNC_FIRST = frozenset({"search", "related", "save", "clusters", "merge_cluster"
                         "sweep"})
 
 
-def unindexed_changes(root: Any, rules: IgnoreRules, catalog: Catalog) -> int:
-    """How many notes were added, changed or deleted since the index last saw them."""
-    records = catalog.records()
-    scan = scan_vault(root, rules)
+def unindexed_changes(snapshot: Snapshot) -> int:
+    """How many notes were added, changed or deleted since the index last saw them (from the
+    snapshot's catalog rows and vault scan: `status` shares them with its other parts)."""
+    records, scan = snapshot.records, snapshot.scan
     skipped = {path for path, _ in scan.skipped}
     changed = 0
     for path, st in scan.files.items():
@@ -45,7 +43,7 @@ def bring_up_to_date(app: Any, op: str, now: datetime) -> SyncReport | None:
     if op not in SYNC_FIRST:
         return None
     engine = app.engine
-    if unindexed_changes(engine.root, engine.rules, engine.catalog) == 0:
+    if unindexed_changes(engine.memories.snapshot()) == 0:
         return None
     from vaultmem.engine.restore import Restorer
 

@@ -38,6 +38,7 @@ from vaultmem.core.updates import value_change
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, unwritable_reason, writable
 from vaultmem.engine.shapes import JSON
+from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import InvalidInput, Refused
 from vaultmem.index.base import Vector
 from vaultmem.vault.memories import create_memory_note, wikilink
@@ -183,18 +184,20 @@ class Lifecycle:
 
     # sweep: forget and promote ------------------------------------------------------------
 
-    def plan(self, now: datetime) -> tuple[list[MemoryNote], Any]:
+    def plan(self, now: datetime, snapshot: Snapshot | None = None
+             ) -> tuple[list[MemoryNote], Any]:
         """Memories the user left read-only (or vaultmem cannot write) are not planned: they
         are listed by `_left_alone` instead."""
-        memories = [m for m in self.engine.memories.iter_memories()]
+        memories = list(self.engine.memories.iter_memories(snapshot))
         active = [(m.path, m.state) for m in memories
                   if m.state.status == ACTIVE and writable(m)]
         return memories, plan_sweep(active, now, self.params.decay, self.params.policy)
 
     def gc(self, now: datetime, *, apply: bool = False) -> JSON:
-        memories, plan = self.plan(now)
+        snapshot = self.engine.memories.snapshot()
+        memories, plan = self.plan(now, snapshot)
         by_path = {m.path: m for m in memories}
-        done = _done(self._archive(by_path[item.path], item.decision)
+        done = _done(self._archive(by_path[item.path], item.decision, snapshot)
                      for item in (plan.archive if apply else ()))
         return {
             "dry_run": not apply,
@@ -205,6 +208,7 @@ class Lifecycle:
         }
 
     def promote(self, ref: str | None, now: datetime, *, dry_run: bool = False) -> JSON:
+        snapshot = self.engine.memories.snapshot()  # shared by every promotion of this call
         if ref is not None:
             memory = self.engine.memories.load(ref)
             if memory.state.status != ACTIVE:
@@ -216,23 +220,26 @@ class Lifecycle:
             items = [SweepItem(memory.path, memory.state.id, decision)]
             by_path = {memory.path: memory}
         else:
-            memories, plan = self.plan(now)
+            memories, plan = self.plan(now, snapshot)
             items = list(plan.promote)
             by_path = {m.path: m for m in memories}
-        done = [] if dry_run else _done(self._promote(by_path[i.path], i.decision, now)
-                                        for i in items)
+        done = [] if dry_run else _done(self._promote(by_path[i.path], i.decision, now,
+                                                      snapshot) for i in items)
         return {"dry_run": dry_run, "promote": [_item_json(i) for i in items], "promoted": done,
                 "left_alone": _left_alone(by_path.values())}
 
     def sweep(self, now: datetime, *, dry_run: bool = True) -> JSON:
-        """Forget and promote together (the scheduled job), after finishing interrupted moves."""
-        finished = [] if dry_run else self.finish_moves()
-        memories, plan = self.plan(now)
+        """Forget and promote together (the scheduled job), after finishing interrupted moves;
+        the catalog and the vault are read once, the plan made from them as the moves left
+        them."""
+        snapshot = self.engine.memories.snapshot()
+        finished = [] if dry_run else self.finish_moves(snapshot)
+        memories, plan = self.plan(now, snapshot)
         by_path = {m.path: m for m in memories}
         archived = [] if dry_run else _done(
-            self._archive(by_path[i.path], i.decision) for i in plan.archive)
+            self._archive(by_path[i.path], i.decision, snapshot) for i in plan.archive)
         promoted = [] if dry_run else _done(
-            self._promote(by_path[i.path], i.decision, now) for i in plan.promote)
+            self._promote(by_path[i.path], i.decision, now, snapshot) for i in plan.promote)
         return {
             "dry_run": dry_run,
             "archive": [_item_json(i) for i in plan.archive],
@@ -242,19 +249,19 @@ class Lifecycle:
             "left_alone": _left_alone(memories),
         }
 
-    def finish_moves(self) -> list[JSON]:
+    def finish_moves(self, snapshot: Snapshot | None = None) -> list[JSON]:
         """Archived or promoted memories still outside their folder, and restored (active)
         ones still inside the archive folder (a crash between the state write and the move),
         are moved now."""
         done = []
-        for memory in self.engine.memories.iter_memories():
+        for memory in list(self.engine.memories.iter_memories(snapshot)):
             folder = {ARCHIVED: self.params.archive_folder,
                       PROMOTED: self.params.promoted_folder}.get(memory.state.status)
             misplaced = folder is not None and not _inside(memory.path, folder)
             if memory.state.status == ACTIVE and _inside(memory.path, self.params.archive_folder):
                 folder, misplaced = self.params.memory_folder, True
             if folder and misplaced:
-                target = self._move(memory.path, folder)
+                target = self._move(memory.path, folder, snapshot)
                 if target is not None:
                     done.append({"id": memory.state.id, "from": memory.path, "to": target})
         return done
@@ -275,7 +282,8 @@ class Lifecycle:
 
         return bool(self.engine.memories.rewrite([memory.path], plan))
 
-    def _archive(self, memory: MemoryNote, decision: Decision) -> JSON | None:
+    def _archive(self, memory: MemoryNote, decision: Decision,
+                 snapshot: Snapshot) -> JSON | None:
         def archive(current: MemoryNote) -> Rewrite | None:
             if current.state.pinned:
                 return None
@@ -283,14 +291,15 @@ class Lifecycle:
 
         if not self._rewrite_now(memory, archive):
             return None
-        target = self._move(memory.path, self.params.archive_folder)
+        target = self._move(memory.path, self.params.archive_folder, snapshot)
         if target is None:
             return None
         return {"id": memory.state.id, "from": memory.path, "to": target,
                 "reason": decision.reason}
 
-    def _promote(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
-        links = self._related_links(memory)
+    def _promote(self, memory: MemoryNote, decision: Decision, now: datetime,
+                 snapshot: Snapshot) -> JSON | None:
+        links = self._related_links(memory, snapshot)
 
         def promote(current: MemoryNote) -> Rewrite:
             new = replace(current.state, status=PROMOTED, promoted_at=now)
@@ -298,14 +307,14 @@ class Lifecycle:
 
         if not self._rewrite_now(memory, promote):
             return None
-        target = self._move(memory.path, self.params.promoted_folder)
+        target = self._move(memory.path, self.params.promoted_folder, snapshot)
         if target is None:
             return None
         return {"id": memory.state.id, "from": memory.path, "to": target,
                 "reason": decision.reason, "links": links}
 
-    def _related_links(self, memory: MemoryNote) -> list[str]:
-        records = self.engine.catalog.records()
+    def _related_links(self, memory: MemoryNote, snapshot: Snapshot) -> list[str]:
+        records = snapshot.records
         all_paths = list(records)
         targets: list[str] = []
         try:
@@ -332,19 +341,22 @@ class Lifecycle:
         memory = self.engine.memories.try_load(path)
         return memory is None or memory.state.status != ARCHIVED
 
-    def move_to_archive(self, path: str) -> str | None:
+    def move_to_archive(self, path: str, snapshot: Snapshot | None = None) -> str | None:
         """Move a note whose state already says archived into the archive folder (never
         overwriting; the index follows). Returns its new vault-relative path, or None when
         the note is no longer at `path`."""
-        return self._move(path, self.params.archive_folder)
+        return self._move(path, self.params.archive_folder, snapshot)
 
-    def _move(self, path: str, folder: str) -> str | None:
+    def _move(self, path: str, folder: str, snapshot: Snapshot | None = None) -> str | None:
         """Move a note into `folder`; None when its user moved or deleted it since its state
         was written (a later sweep's `finish_moves` moves it if it is still in the vault).
-        A note already in `folder` stays where it is."""
+        A note already in `folder` stays where it is. The call's `snapshot` follows the note
+        (its state was written just before)."""
         target = self.engine.memories.move_into(path, folder)
         if target is not None and target != path:
             self.engine.sync_paths([path, target])
+        if snapshot is not None:
+            self.engine.memories.follow(snapshot, {path, target or path})
         return target
 
 

@@ -18,7 +18,7 @@ The bytes are written by `vault.memories.edit_memory_note`: one guarded write th
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -34,6 +34,7 @@ from vaultmem.engine.memory_notes import (
     looks_like_path,
     stm_updates,
 )
+from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
@@ -41,7 +42,6 @@ from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, renam
 from vaultmem.vault.memory_text import write_memory_text
 from vaultmem.vault.notes import Note, read_note_text
 from vaultmem.vault.paths import resolve_in_vault
-from vaultmem.vault.scan import scan_vault
 
 Change = Callable[[MemoryNote], MemoryState | None]  # None: leave the memory as it is
 Plan = Callable[[list[MemoryNote]], Sequence[Rewrite]]
@@ -101,11 +101,26 @@ class MemoryStore:
         memory = self._file(path)
         return None if memory is None else self._overlaid(memory, self._pending(memory.state.id))
 
-    def iter_memories(self) -> Iterator[MemoryNote]:
+    def snapshot(self) -> Snapshot:
+        """For one call that reads the whole catalog, the vault or every memory: each is read
+        once, when first asked for; pass it to every listing the call makes."""
+        return Snapshot(self.catalog, self.root, self.rules)
+
+    def follow(self, snapshot: Snapshot, paths: Iterable[str]) -> None:
+        """Bring `snapshot` up to date with what this call wrote or moved at `paths` (read
+        again: just these rows and notes)."""
+        changed = snapshot.follow(paths)
+        if snapshot.memory_files is None:
+            return
+        kept = [m for m in snapshot.memory_files if m.path not in changed]
+        found = [m for m in map(self._file, changed) if m is not None]
+        snapshot.memory_files = sorted([*kept, *found], key=lambda m: m.path)
+
+    def iter_memories(self, snapshot: Snapshot | None = None) -> Iterator[MemoryNote]:
         """Every memory in the vault once: of notes sharing an id (sync conflict copies) only
         the canonical one; `iter_all_memories` and `duplicates` show the copies."""
         groups: dict[str, list[MemoryNote]] = {}
-        for memory in self.iter_all_memories():
+        for memory in self.iter_all_memories(snapshot):
             groups.setdefault(memory.state.id, []).append(memory)
         chosen = []
         for group in groups.values():
@@ -113,26 +128,26 @@ class MemoryStore:
             chosen.append(next(m for m in group if m.path == first))
         yield from sorted(chosen, key=lambda m: m.path)
 
-    def iter_all_memories(self) -> Iterator[MemoryNote]:
+    def iter_all_memories(self, snapshot: Snapshot | None = None) -> Iterator[MemoryNote]:
         """Every memory note in the vault, copies sharing an id included. In the daemon the
         watcher keeps the catalog current: listed from it, with the pending states read in one
         query up front (one per memory would queue behind every touch under load)."""
+        files = self._memory_files(snapshot or self.snapshot())
         if self.journal is None:
-            yield from self._scan_memories()
+            yield from files
             return
         pending = {entry.memory_id: entry for entry in self.journal.all()}
-        for path in self.catalog.all_memory_paths():
-            memory = self._file(path)
-            if memory is not None:
-                yield self._overlaid(memory, pending.get(memory.state.id))
+        for memory in files:
+            yield self._overlaid(memory, pending.get(memory.state.id))
 
-    def duplicates(self) -> dict[str, list[MemoryNote]]:
+    def duplicates(self, snapshot: Snapshot | None = None) -> dict[str, list[MemoryNote]]:
         """{memory id: its notes as their files hold them, canonical first} for every id more
-        than one note carries (in the daemon from the catalog's paths per id, so `status`
-        reads only the notes that share an id)."""
+        than one note carries (in the daemon, unless the snapshot holds every memory already,
+        from the catalog's paths per id: only the notes that share an id are read)."""
         groups: dict[str, list[MemoryNote]] = {}
-        if self.journal is None:
-            for memory in self._scan_memories():
+        snapshot = snapshot or self.snapshot()
+        if snapshot.memory_files is not None or self.journal is None:
+            for memory in self._memory_files(snapshot):
                 groups.setdefault(memory.state.id, []).append(memory)
         else:
             for memory_id, paths in self.catalog.duplicate_ids().items():
@@ -345,11 +360,22 @@ class MemoryStore:
         return ([self._overlaid(m, self._pending(m.state.id)) if m.path in firsts else m
                  for m in found], firsts)
 
-    def _scan_memories(self) -> Iterator[MemoryNote]:
+    def _memory_files(self, snapshot: Snapshot) -> list[MemoryNote]:
+        """Every memory note as its file holds it, by path, read once per snapshot: in the
+        daemon from the catalog's memory paths, otherwise by scanning the vault."""
+        if snapshot.memory_files is None:
+            if self.journal is None:
+                snapshot.memory_files = list(self._scan_memories(snapshot))
+            else:
+                snapshot.memory_files = [m for m in map(self._file, snapshot.memory_paths)
+                                         if m is not None]
+        return snapshot.memory_files
+
+    def _scan_memories(self, snapshot: Snapshot | None = None) -> Iterator[MemoryNote]:
         """Every memory note as its file holds it: catalogued ones plus notes changed since the
         last sync, found by scanning the vault."""
-        records = self.catalog.records()
-        scan = scan_vault(self.root, self.rules)
+        snapshot = snapshot or self.snapshot()
+        records, scan = snapshot.records, snapshot.scan
         for path, st in sorted(scan.files.items()):
             rec = records.get(path)
             unchanged = rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size)

@@ -22,27 +22,29 @@ from vaultmem.engine.engine import Engine
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.shapes import JSON
+from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
 from vaultmem.vault.conflicts import git_conflicted
 
 UNPARSED = "frontmatter does not parse"
 
 
-def duplicates_report(engine: Engine) -> JSON:
+def duplicates_report(engine: Engine, snapshot: Snapshot | None = None) -> JSON:
     """For `status`: every id more than one note carries (canonical first, each copy with the
-    sync tool its name points to) and the notes whose frontmatter holds git conflict markers."""
-    groups = engine.memories.duplicates()
+    sync tool its name points to) and the notes whose frontmatter holds git conflict markers.
+    `snapshot`: the status call's (the memories and the catalog read once)."""
+    snapshot = snapshot or engine.memories.snapshot()
+    groups = engine.memories.duplicates(snapshot)
     return {
         "duplicates": [_group_json(memory_id, group) for memory_id, group in groups.items()],
-        "git_conflicts": git_conflicts(engine),
+        "git_conflicts": git_conflicts(engine, snapshot),
     }
 
 
-def git_conflicts(engine: Engine) -> list[str]:
+def git_conflicts(engine: Engine, snapshot: Snapshot) -> list[str]:
     """Notes whose frontmatter does not parse because of git merge-conflict markers (vaultmem
     never writes them; the user resolves them, e.g. with `git mergetool`)."""
-    records = engine.catalog.records()
-    return sorted(path for path, record in records.items()
+    return sorted(path for path, record in snapshot.records.items()
                   if record.reason.startswith(UNPARSED) and git_conflicted(engine.root, path))
 
 
@@ -64,14 +66,16 @@ class Reconciler:
         self._move_to_archive = move_to_archive
 
     def reconcile(self, *, apply: bool = False) -> JSON:
-        groups = [self._with_pending(group) for group in self.store.duplicates().values()]
+        snapshot = self.store.snapshot()
+        groups = [self._with_pending(group)
+                  for group in self.store.duplicates(snapshot).values()]
         plans = [p for p in (self._plan(group) for group in groups) if p]
         merged = [] if not apply else [m for m in (self._apply(p) for p in plans) if m]
         return {
             "dry_run": not apply,
             "duplicates": [_plan_json(plan) for plan in plans],
             "merged": merged,
-            "git_conflicts": git_conflicts(self.engine),
+            "git_conflicts": git_conflicts(self.engine, snapshot),
         }
 
     # planning -----------------------------------------------------------------------------

@@ -172,13 +172,13 @@ def test_auto_merge_plans_again_from_what_it_read(
 ) -> None:
     clusters = _pairs(tmp_path / "vault")
     with _app(tmp_path, mode) as app:
-        candidates = len(app.consolidator.clusters(NOW)) * 2 + 1
+        candidates = len(app.consolidator.clusters()) * 2 + 1
         with counted(app, monkeypatch) as counts:
             done = app.consolidator.auto_merge(NOW)
         assert sorted(m["cluster_id"] for m in done["merged"]) == sorted(clusters)
         assert done["skipped"] == [] and done["review"] == []
         # the merged memories are clustered no further: nothing is left to merge
-        assert app.consolidator.clusters(NOW) == []
+        assert app.consolidator.clusters() == []
     assert _whole(counts) == ((1, 0, 1) if mode == "in-process" else (1, 1, 0)), counts
     # the index is asked for every candidate's vector once, then only for each merged note's
     assert counts["vectors first"] == candidates

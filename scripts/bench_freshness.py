@@ -57,14 +57,13 @@ def measure(notes: int, repeats: int) -> None:
         write_vault(vault, notes)
         app = make_app(vault, data, FakeEmbedder())
         try:
-            app.engine.reindex()
-            engine = app.engine
-            assert unindexed_changes(engine.root, engine.rules, engine.catalog) == 0
+            app.sync.reindex()
+            assert unindexed_changes(app.root, app.rules, app.catalog) == 0
 
             def check() -> int:
-                return unindexed_changes(engine.root, engine.rules, engine.catalog)
+                return unindexed_changes(app.root, app.rules, app.catalog)
 
-            baseline = timed(lambda: scan_vault(engine.root, engine.rules), repeats)
+            baseline = timed(lambda: scan_vault(app.root, app.rules), repeats)
             unchanged = timed(check, repeats)
             for n in range(10):
                 path = vault / f"area-{n % 20:02d}" / f"note {n:05d}.md"

@@ -34,7 +34,7 @@ import contextlib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -49,12 +49,16 @@ from vaultmem.core.consolidation import (
 from vaultmem.core.decay import score
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
 from vaultmem.core.sync import consolidated_id
-from vaultmem.engine.engine import Engine
-from vaultmem.engine.lifecycle import Lifecycle, _content_of, normalise_text
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite
+from vaultmem.engine.index_sync import IndexSync
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, content_of, normalise_text
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover
+from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.shapes import JSON
+from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
+from vaultmem.index.catalog import Catalog
 from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
 
 SOURCE = "consolidation"
@@ -70,10 +74,18 @@ class _Snapshot:
 
 
 class Consolidator:
-    def __init__(self, engine: Engine, lifecycle: Lifecycle) -> None:
-        self.engine = engine
-        self.lifecycle = lifecycle
-        self.params = engine.params
+    def __init__(
+        self, *, root: Path, catalog: Catalog, store: MemoryStore, sync: IndexSync,
+        views: Views, mover: Mover, index: IndexOpener, params: EngineParams,
+    ) -> None:
+        self.root = root
+        self.catalog = catalog
+        self.store = store
+        self.sync = sync
+        self.views = views
+        self.mover = mover
+        self.index = index
+        self.params = params
 
     # listing ------------------------------------------------------------------------------
 
@@ -114,14 +126,14 @@ class Consolidator:
             return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=state.id))
                     for m in members]
 
-        archived = self.engine.memories.rewrite([m.path for m in planned], plan)
+        archived = self.store.rewrite([m.path for m in planned], plan)
         path, title = created[0]
         self._explain(path, len(archived), cluster.cohesion, now.date())
-        self.engine.sync_paths([path])
-        targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
+        self.sync.sync_paths([path])
+        targets = [(m, self.mover.to_archive(m.path)) for m in archived]
         moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
         path = self._plain_name(path, title, now.date())
-        return {"cluster_id": cluster.id, "merged_into": self.engine.get(path, now),
+        return {"cluster_id": cluster.id, "merged_into": self.views.get(path, now),
                 "archived": moves}
 
     def auto_merge(self, now: datetime) -> JSON:
@@ -150,7 +162,7 @@ class Consolidator:
             return [Rewrite(m, m.state, section=addition) for m in current]
 
         with contextlib.suppress(ConcurrentEdit):
-            self.engine.memories.rewrite([path], plan)
+            self.store.rewrite([path], plan)
 
     def _plain_name(self, path: str, title: str, day: date) -> str:
         """The merged note under its plain name once the originals left it free (a member
@@ -158,17 +170,17 @@ class Consolidator:
         plain = memory_filename(day, title)
         if PurePosixPath(path).name == plain:
             return path
-        renamed = self.engine.memories.rename_to(path, plain)
+        renamed = self.store.rename_to(path, plain)
         if renamed is None:
             return path
-        self.engine.sync_paths([path, renamed])
+        self.sync.sync_paths([path, renamed])
         return renamed
 
     # plumbing -----------------------------------------------------------------------------
 
     def _snapshot(self) -> _Snapshot:
-        memories = _candidates(self.engine.memories.iter_memories())
-        vectors = self.engine.note_vectors([m.path for m in memories])
+        memories = _candidates(self.store.iter_memories())
+        vectors = self.index().note_vectors([m.path for m in memories])
         present = [m for m in memories if m.path in vectors]
         similarity = _similarities(
             [m.state.id for m in present], [vectors[m.path] for m in present],
@@ -217,13 +229,13 @@ class Consolidator:
         # originals are archived): a link to an original of that name must then say its folder
         own = (f"{self.params.memory_folder.strip('/')}/"
                f"{memory_filename(now.date(), members[0].note.title)}")
-        paths = set(self.engine.catalog.records()) - {m.path for m in members} | {own}
+        paths = set(self.catalog.records()) - {m.path for m in members} | {own}
         planned = {m.path: f"{self.params.archive_folder.strip('/')}/{PurePosixPath(m.path).name}"
                    for m in members}
         links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)
                  for m in members]
         path, _ = create_memory_note(
-            self.engine.root, self.params.memory_folder, day=now.date(),
+            self.root, self.params.memory_folder, day=now.date(),
             title=members[0].note.title, body=merged_body(members, links),
             stm_fields=state_to_fields(state), tags=list(state.tags),
         )
@@ -238,7 +250,7 @@ def merged_body(members: Sequence[MemoryNote], links: Sequence[str]) -> str:
     parts: list[str] = []
     seen: set[str] = set()
     for memory in members:
-        content = _content_of(memory).strip()
+        content = content_of(memory).strip()
         key = normalise_text(content)
         if key and key not in seen:
             seen.add(key)

@@ -10,9 +10,11 @@ up to date first; the others read the notes themselves, and `status` reports the
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from pathlib import Path
 
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.indexer import SyncReport
+from vaultmem.engine.restore import Restorer
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.scan import scan_vault
@@ -24,7 +26,7 @@ SYNC_FIRST = frozenset({"search", "related", "save", "clusters", "merge_cluster"
                         "sweep"})
 
 
-def unindexed_changes(root: Any, rules: IgnoreRules, catalog: Catalog) -> int:
+def unindexed_changes(root: Path, rules: IgnoreRules, catalog: Catalog) -> int:
     """How many notes were added, changed or deleted since the index last saw them."""
     records = catalog.records()
     scan = scan_vault(root, rules)
@@ -39,16 +41,25 @@ def unindexed_changes(root: Any, rules: IgnoreRules, catalog: Catalog) -> int:
     return changed + gone + added_skips
 
 
-def bring_up_to_date(app: Any, op: str, now: datetime) -> SyncReport | None:
-    """Sync the index before `op` when it answers from the index and the vault changed; notes
-    moved across the archive folder's edge are then settled (see vaultmem.engine.restore)."""
-    if op not in SYNC_FIRST:
-        return None
-    engine = app.engine
-    if unindexed_changes(engine.root, engine.rules, engine.catalog) == 0:
-        return None
-    from vaultmem.engine.restore import Restorer
+class Freshness:
+    """The in-process commands' view of how far the index is behind the vault."""
 
-    report: SyncReport = engine.reindex()
-    Restorer(app.lifecycle).settle_moves(report.moves, now)
-    return report
+    def __init__(self, *, root: Path, rules: IgnoreRules, catalog: Catalog, sync: IndexSync,
+                 restorer: Restorer) -> None:
+        self._root = root
+        self._rules = rules
+        self._catalog = catalog
+        self._sync = sync
+        self._restorer = restorer
+
+    def unindexed_changes(self) -> int:
+        return unindexed_changes(self._root, self._rules, self._catalog)
+
+    def bring_up_to_date(self, op: str, now: datetime) -> SyncReport | None:
+        """Sync the index before `op` when it answers from the index and the vault changed;
+        notes moved across the archive folder's edge are then settled (engine/restore.py)."""
+        if op not in SYNC_FIRST or self.unindexed_changes() == 0:
+            return None
+        report = self._sync.reindex()
+        self._restorer.settle_moves(report.moves, now)
+        return report

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from vaultmem.core.memory import STM_KEYS, MemoryState, state_to_fields
 from vaultmem.errors import NoteError
 from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note
 
 StmValue = str | int | float | bool | None
+_SPACES = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,6 @@ class Rewrite:
     related: Sequence[str] | None = None
     copy_links: Sequence[str] = ()
     section: str = ""
-
-
-class Ledger(Protocol):
-    """Where a device keeps the use counts it credited itself (the usage journal)."""
-
-    def known(self, memory_id: str, device: str) -> int: ...
-    def note_credit(self, memory_id: str, device: str, count: int) -> None: ...
 
 
 def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue]:
@@ -74,3 +68,19 @@ def check_writable(memory: MemoryNote) -> None:
 
 def looks_like_path(ref: str) -> bool:
     return "/" in ref or "\\" in ref or ref.lower().endswith(".md")
+
+
+def normalise_text(text: str) -> str:
+    """Text compared as a person would: runs of white space as one space, any letter case."""
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+def content_of(memory: MemoryNote) -> str:
+    """The remembered text: the body without its leading `# Title` line and Related section."""
+    body = memory.note.body
+    body = re.sub(r"<!-- vaultmem:(related|merged) -->.*?<!-- /vaultmem:\1 -->", "", body,
+                  flags=re.S)
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join(lines)

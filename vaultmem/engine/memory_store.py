@@ -21,13 +21,13 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from vaultmem.core.memory import MemoryState, is_memory, state_from_fields, state_to_fields
 from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
 from vaultmem.engine.journal import FlushReport, Pending, UsageJournal
 from vaultmem.engine.memory_notes import (
-    Ledger,
     MemoryNote,
     Rewrite,
     check_writable,
@@ -48,24 +48,49 @@ Plan = Callable[[list[MemoryNote]], Sequence[Rewrite]]
 _UNLOADABLE = (NotFound, NoteError, InvalidInput, OSError)
 
 
+class Usage(Enum):
+    """How a use (touch, observe, pin, feedback) reaches the note."""
+
+    WRITTEN = "written"  # written to the note at once (in-process commands)
+    JOURNALLED = "journalled"  # in the usage journal at once, in the note at the next `flush`
+
+
+class Listing(Enum):
+    """How the store finds the vault's memories."""
+
+    SCANNED = "scanned"  # nothing keeps the catalog current: a stat scan finds changed notes
+    # a watcher keeps the catalog current (the daemon): memories are listed from it, and a
+    # parsed note is kept per (mtime, size)
+    CATALOGUED = "catalogued"
+
+
 class MemoryStore:
     def __init__(
-        self, root: Path, rules: IgnoreRules, catalog: Catalog, *, device: str = "",
-        archive_folder: str = "", ledger: Ledger | None = None,
-        journal: UsageJournal | None = None,
+        self, root: Path, rules: IgnoreRules, catalog: Catalog, journal: UsageJournal, *,
+        usage: Usage = Usage.WRITTEN, listing: Listing = Listing.SCANNED, device: str = "",
+        archive_folder: str = "",
     ) -> None:
         self.root = root
         self.rules = rules
         self.catalog = catalog
         self.device = device  # the uses this store records are credited to it (core.sync)
         self.archive_folder = archive_folder
-        # the daemon's pending uses; its watcher also keeps the catalog current, so listings
-        # come from the catalog and parsed notes are kept per (mtime, size)
+        # this device's use counts (durable, core.sync) and, with Usage.JOURNALLED, the uses
+        # not yet written to their notes
         self.journal = journal
-        self._ledger = journal if journal is not None else ledger  # own use counts, durable
+        self.usage = usage
+        self.listing = listing
         self._lock = threading.RLock()
         self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
         self._recording = threading.local()  # the events `recording` collects, per thread
+
+    @property
+    def _journalled(self) -> bool:
+        return self.usage is Usage.JOURNALLED
+
+    @property
+    def _catalogued(self) -> bool:
+        return self.listing is Listing.CATALOGUED
 
     # finding ------------------------------------------------------------------------------
 
@@ -117,10 +142,11 @@ class MemoryStore:
         """Every memory note in the vault, copies sharing an id included. In the daemon the
         watcher keeps the catalog current: listed from it, with the pending states read in one
         query up front (one per memory would queue behind every touch under load)."""
-        if self.journal is None:
+        if not self._catalogued:
             yield from self._scan_memories()
             return
-        pending = {entry.memory_id: entry for entry in self.journal.all()}
+        pending = ({entry.memory_id: entry for entry in self.journal.all()}
+                   if self._journalled else {})
         for path in self.catalog.all_memory_paths():
             memory = self._file(path)
             if memory is not None:
@@ -131,7 +157,7 @@ class MemoryStore:
         than one note carries (in the daemon from the catalog's paths per id, so `status`
         reads only the notes that share an id)."""
         groups: dict[str, list[MemoryNote]] = {}
-        if self.journal is None:
+        if not self._catalogued:
             for memory in self._scan_memories():
                 groups.setdefault(memory.state.id, []).append(memory)
         else:
@@ -238,7 +264,7 @@ class MemoryStore:
         """Write every pending state into its note (guarded); failures stay pending.
         `on_written` hears of each note as written, as soon as it is."""
         report = FlushReport(written=[], retry=[])
-        for pending in self.journal.all() if self.journal is not None else ():
+        for pending in self.journal.all() if self._journalled else ():
             try:
                 note = self._flush_one(pending)
             except (NoteError, NotFound, OSError) as exc:  # ConcurrentEdit is a NoteError
@@ -256,20 +282,19 @@ class MemoryStore:
     def _record(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         new = self._credited(memory.state, new)
         own = own_count(new, self.device) if self.device else 0
-        if self.journal is not None:
+        if self._journalled:
             credit = (self.device, own) if self.device else None
             self.journal.put(new.id, memory.path, state_to_fields(new), credit)
             return replace(memory, state=new)
         written = self._write(Rewrite(memory, new), settles=False)
-        if self._ledger is not None and self.device:
-            self._ledger.note_credit(new.id, self.device, own)
+        if self.device:
+            self.journal.note_credit(new.id, self.device, own)
         return written
 
     def _credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
         """`new` with the uses it adds to `old` credited to this device, continuing from the
         highest count this device ever gave itself for the memory (core.sync.credit_uses)."""
-        known = (self._ledger.known(old.id, self.device)
-                 if self._ledger is not None and self.device else 0)
+        known = self.journal.known(old.id, self.device) if self.device else 0
         return credit_uses(old, new, self.device, known)
 
     def _write(self, change: Rewrite, *, settles: bool) -> MemoryNote:
@@ -278,7 +303,7 @@ class MemoryStore:
         written = self._edit(change)
         if written is not None:
             self._note_event({"write": memory.path, "before": memory.text, "after": written[1]})
-        if settles and self.journal is not None and change.state.id == memory.state.id:
+        if settles and self._journalled and change.state.id == memory.state.id:
             self.journal.clear(memory.state.id)
         note, text = written if written is not None else (memory.note, memory.text)
         return MemoryNote(memory.path, note, self._state(note), text)
@@ -294,14 +319,13 @@ class MemoryStore:
         except (NoteError, OSError):  # ConcurrentEdit is a NoteError: the cache is stale
             self._cache.pop(memory.path, None)
             raise
-        if written is not None and self.journal is not None:  # the next read needs no parse
+        if written is not None and self._catalogued:  # the next read needs no parse
             note, text = written
             self._cache[memory.path] = ((note.mtime_ns, note.size),
                                         MemoryNote(memory.path, note, self._state(note), text))
         return written
 
     def _flush_one(self, pending: Pending) -> Note | None:
-        assert self.journal is not None
         with self._lock:
             memory = self._holder(pending)
             if memory is None:
@@ -362,7 +386,7 @@ class MemoryStore:
     def _file(self, path: str) -> MemoryNote | None:
         """The memory as its file holds it, or None when the path holds no memory. In the
         daemon a note is parsed once per (mtime, size)."""
-        if self.journal is None:
+        if not self._catalogued:
             return self._fresh(path)
         try:
             st = (self.root / path).stat()
@@ -401,7 +425,7 @@ class MemoryStore:
             raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
 
     def _pending(self, memory_id: str) -> Pending | None:
-        return self.journal.get(memory_id) if self.journal is not None else None
+        return self.journal.get(memory_id) if self._journalled else None
 
     def _overlaid(self, memory: MemoryNote, pending: Pending | None) -> MemoryNote:
         if pending is None:

@@ -13,38 +13,40 @@ says archived but that was not moved yet is moved by the next sweep's `finish_mo
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
-from vaultmem.engine.engine import Engine
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
+from vaultmem.index.catalog import Catalog
 from vaultmem.vault.conflicts import git_conflicted
 
 UNPARSED = "frontmatter does not parse"
 
 
-def duplicates_report(engine: Engine) -> JSON:
+def duplicates_report(store: MemoryStore, catalog: Catalog, root: Path) -> JSON:
     """For `status`: every id more than one note carries (canonical first, each copy with the
     sync tool its name points to) and the notes whose frontmatter holds git conflict markers."""
-    groups = engine.memories.duplicates()
+    groups = store.duplicates()
     return {
         "duplicates": [_group_json(memory_id, group) for memory_id, group in groups.items()],
-        "git_conflicts": git_conflicts(engine),
+        "git_conflicts": git_conflicts(catalog, root),
     }
 
 
-def git_conflicts(engine: Engine) -> list[str]:
+def git_conflicts(catalog: Catalog, root: Path) -> list[str]:
     """Notes whose frontmatter does not parse because of git merge-conflict markers (vaultmem
     never writes them; the user resolves them, e.g. with `git mergetool`)."""
-    records = engine.catalog.records()
+    records = catalog.records()
     return sorted(path for path, record in records.items()
-                  if record.reason.startswith(UNPARSED) and git_conflicted(engine.root, path))
+                  if record.reason.startswith(UNPARSED) and git_conflicted(root, path))
 
 
 def _group_json(memory_id: str, group: list[MemoryNote]) -> JSON:
@@ -59,10 +61,17 @@ def _group_json(memory_id: str, group: list[MemoryNote]) -> JSON:
 class Reconciler:
     """Merges conflict copies into their canonical note (dry run unless `apply`)."""
 
-    def __init__(self, engine: Engine, move_to_archive: Callable[[str], str | None]) -> None:
-        self.engine = engine
-        self.store: MemoryStore = engine.memories
-        self._move_to_archive = move_to_archive
+    def __init__(self, *, root: Path, catalog: Catalog, store: MemoryStore, sync: IndexSync,
+                 mover: Mover) -> None:
+        self.root = root
+        self.catalog = catalog
+        self.store = store
+        self.sync = sync
+        self.mover = mover
+
+    def report(self) -> JSON:
+        """For `status`: the ids several notes carry, and the notes with git conflicts."""
+        return duplicates_report(self.store, self.catalog, self.root)
 
     def reconcile(self, now: datetime, *, apply: bool = False) -> JSON:
         groups = [self._with_pending(group) for group in self.store.duplicates().values()]
@@ -72,7 +81,7 @@ class Reconciler:
             "dry_run": not apply,
             "duplicates": [_plan_json(plan) for plan in plans],
             "merged": merged,
-            "git_conflicts": git_conflicts(self.engine),
+            "git_conflicts": git_conflicts(self.catalog, self.root),
         }
 
     # planning -----------------------------------------------------------------------------
@@ -123,9 +132,9 @@ class Reconciler:
         plan_, copies = applied[0]
         moves = []
         for copy in copies:
-            target = self._move_to_archive(copy.path)
+            target = self.mover.to_archive(copy.path)
             moves.append({"from": copy.path, "to": target or copy.path})
-        self.engine.sync_paths([plan_.canonical, *(m["to"] for m in moves)])
+        self.sync.sync_paths([plan_.canonical, *(m["to"] for m in moves)])
         return {"id": plan_.memory_id, "canonical": plan_.canonical,
                 "use_count": plan_.merged.use_count, "archived": moves,
                 "linked": [c.path for c in copies if c.path in plan_.body_differs]}

@@ -1,8 +1,9 @@
 """The composition root: the one place that turns Settings into wired parts.
 
-The CLI, the daemon and the MCP bridge get everything they use from here: the App (engine,
-lifecycle, consolidator, reconciler, restorer, Api) and, for the daemon, `DaemonParams`. Every
-default lives in `config.Settings`; the parameter objects below are filled from it and have no
+The CLI, the daemon and the MCP bridge get everything they use from here: the App (every part
+open, each use case given exactly the parts it uses in `build_app`; docs/architecture.md, "Who
+gets what"), its Api and, for the daemon, `DaemonParams`. Every default lives in
+`config.Settings`; the parameter objects below are filled from it and have no
 defaults of their own. Heavy parts are lazy: the LanceDB chunk index (1.5 s to import) is
 opened on first use and the embedding model loads on the first embedding, so commands that
 need neither stay instant.
@@ -33,7 +34,7 @@ from vaultmem.engine.indexer import Indexer, IndexerOptions, Progress
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
-from vaultmem.engine.memory_store import Listing, MemoryStore, Usage
+from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.parts import EngineParams
@@ -41,6 +42,7 @@ from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
+from vaultmem.engine.store_policy import Listing, Usage
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.undo import Undoer
 from vaultmem.engine.updates import UpdateParams, Updates

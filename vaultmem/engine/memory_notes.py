@@ -5,13 +5,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from vaultmem.core.memory import STM_KEYS, MemoryState, state_to_fields
-from vaultmem.errors import NoteError
-from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note
+from vaultmem.core.memory import (
+    STM_KEYS,
+    MemoryState,
+    is_memory,
+    state_from_fields,
+    state_to_fields,
+)
+from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
+from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note, read_note_text
 
 StmValue = str | int | float | bool | None
 _SPACES = re.compile(r"\s+")
+UNLOADABLE = (NotFound, NoteError, InvalidInput, OSError)  # why a path holds no memory
 
 
 @dataclass(frozen=True)
@@ -84,3 +92,33 @@ def content_of(memory: MemoryNote) -> str:
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
     return "\n".join(lines)
+
+
+def memory_state(note: Note) -> MemoryState:
+    """The memory's state from its note's stm_* fields; InvalidInput saying which is wrong."""
+    try:
+        return state_from_fields(note.fields, tags=note.tags)
+    except ValueError as exc:
+        raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
+
+
+def read_memory(root: Path, path: str) -> MemoryNote:
+    """The memory at `path` as its file holds it; NotFound, FrontmatterError or InvalidInput
+    (a regular note, bad stm_* fields) say why there is none."""
+    try:
+        note, text = read_note_text(root, path)
+    except FileNotFoundError as exc:
+        raise NotFound(f"note {path!r} does not exist") from exc
+    if note.frontmatter_error:
+        raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
+    if not is_memory(note.fields):
+        raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
+    return MemoryNote(path, note, memory_state(note), text)
+
+
+def try_read_memory(root: Path, path: str) -> MemoryNote | None:
+    """`read_memory`, or None when the path holds no readable memory."""
+    try:
+        return read_memory(root, path)
+    except UNLOADABLE:
+        return None

@@ -4,9 +4,10 @@ The note's frontmatter is the source of truth. Every change of a memory's state 
 the store, which reads the note once, applies a pure function and records the result, all under
 its own lock (so no increment is lost and no write lands mid-move):
 
-* `update` / `update_each`: a use, a pin, feedback. Written to the note at once here; in the
-  daemon, which gives the store a `UsageJournal`, recorded in the journal (durable at once,
-  laid over the note on every read) and written by `flush`, many uses in one write.
+* `update` / `update_each`: a use, a pin, feedback. Written to the note at once
+  (`Usage.WRITTEN`, in-process); in the daemon (`Usage.JOURNALLED`) recorded in the usage
+  journal (durable at once, laid over the note on every read) and written by `flush`, many
+  uses in one write. Either way the journal keeps this device's use counts (core.sync).
 * `rewrite`: changes that must be in the note now (archive, promote, restore, merge,
   reconcile), with the sections vaultmem keeps in a memory note (Related, conflicting copies).
 * `move_into`: a note into a folder, never overwriting.
@@ -21,47 +22,34 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from enum import Enum
 from pathlib import Path, PurePosixPath
 
-from vaultmem.core.memory import MemoryState, is_memory, state_from_fields, state_to_fields
+from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
 from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
 from vaultmem.engine.journal import FlushReport, Pending, UsageJournal
 from vaultmem.engine.memory_notes import (
+    UNLOADABLE,
     MemoryNote,
     Rewrite,
     check_writable,
     looks_like_path,
+    memory_state,
+    read_memory,
     stm_updates,
+    try_read_memory,
 )
-from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound, VaultmemError
+from vaultmem.engine.store_policy import Listing, Usage
+from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
 from vaultmem.vault.memory_text import write_memory_text
-from vaultmem.vault.notes import Note, read_note_text
+from vaultmem.vault.notes import Note
 from vaultmem.vault.paths import resolve_in_vault
 from vaultmem.vault.scan import scan_vault
 
 Change = Callable[[MemoryNote], MemoryState | None]  # None: leave the memory as it is
 Plan = Callable[[list[MemoryNote]], Sequence[Rewrite]]
-_UNLOADABLE = (NotFound, NoteError, InvalidInput, OSError)
-
-
-class Usage(Enum):
-    """How a use (touch, observe, pin, feedback) reaches the note."""
-
-    WRITTEN = "written"  # written to the note at once (in-process commands)
-    JOURNALLED = "journalled"  # in the usage journal at once, in the note at the next `flush`
-
-
-class Listing(Enum):
-    """How the store finds the vault's memories."""
-
-    SCANNED = "scanned"  # nothing keeps the catalog current: a stat scan finds changed notes
-    # a watcher keeps the catalog current (the daemon): memories are listed from it, and a
-    # parsed note is kept per (mtime, size)
-    CATALOGUED = "catalogued"
 
 
 class MemoryStore:
@@ -119,7 +107,7 @@ class MemoryStore:
 
     def load(self, ref: str) -> MemoryNote:
         path = self.resolve(ref)
-        memory = self._file(path) or self._parse(path)  # not a memory: _parse says why
+        memory = self._file(path) or read_memory(self.root, path)  # not a memory: it says why
         return self._overlaid(memory, self._pending(memory.state.id))
 
     def try_load(self, path: str) -> MemoryNote | None:
@@ -238,7 +226,7 @@ class MemoryStore:
         was read. `change` must keep the stm_* lines (an edit of the memory's own words);
         the uses pending here stay pending and are spliced into the new text by the flush."""
         with self._lock:
-            memory = self._parse(self.resolve(ref))
+            memory = read_memory(self.root, self.resolve(ref))
             check_writable(memory)
             new_text = change(memory)
             if new_text == memory.text:
@@ -248,7 +236,7 @@ class MemoryStore:
                                                memory.note.file_hash)
             finally:
                 self._cache.pop(memory.path, None)
-            written = MemoryNote(memory.path, note, self._state(note), text)
+            written = MemoryNote(memory.path, note, memory_state(note), text)
             return self._overlaid(written, self._pending(written.state.id))
 
     def rename_to(self, path: str, name: str) -> str | None:
@@ -306,12 +294,12 @@ class MemoryStore:
         if settles and self._journalled and change.state.id == memory.state.id:
             self.journal.clear(memory.state.id)
         note, text = written if written is not None else (memory.note, memory.text)
-        return MemoryNote(memory.path, note, self._state(note), text)
+        return MemoryNote(memory.path, note, memory_state(note), text)
 
     def _edit(self, change: Rewrite) -> tuple[Note, str] | None:
         memory = change.memory
         check_writable(memory)
-        updates = stm_updates(self._state(memory.note), change.state)  # from the file's own
+        updates = stm_updates(memory_state(memory.note), change.state)  # from the file's own
         edit = NoteEdit(updates, change.related, change.copy_links, change.section)
         try:
             written = edit_memory_note(self.root, memory.path, memory.text,
@@ -322,7 +310,7 @@ class MemoryStore:
         if written is not None and self._catalogued:  # the next read needs no parse
             note, text = written
             self._cache[memory.path] = ((note.mtime_ns, note.size),
-                                        MemoryNote(memory.path, note, self._state(note), text))
+                                        MemoryNote(memory.path, note, memory_state(note), text))
         return written
 
     def _flush_one(self, pending: Pending) -> Note | None:
@@ -343,13 +331,13 @@ class MemoryStore:
         memory = self._file(pending.path)  # as parsed at the touch, if the file is unchanged
         if memory is None or memory.state.id != pending.memory_id:
             try:
-                memory = self._fresh(self.resolve(pending.memory_id))
+                memory = try_read_memory(self.root, self.resolve(pending.memory_id))
             except NotFound:
                 memory = None
         if memory is not None and memory.state.id == pending.memory_id:
             return memory
         found = [m.path for m in self._scan_memories() if m.state.id == pending.memory_id]
-        return self._fresh(self.canonical(found)) if found else None
+        return try_read_memory(self.root, self.canonical(found)) if found else None
 
     # plumbing -----------------------------------------------------------------------------
 
@@ -358,8 +346,8 @@ class MemoryStore:
         found = []
         for path in paths:
             try:
-                found.append(self._parse(path))
-            except _UNLOADABLE:
+                found.append(read_memory(self.root, path))
+            except UNLOADABLE:
                 if strict:
                     raise
         by_id: dict[str, list[str]] = {}
@@ -379,7 +367,7 @@ class MemoryStore:
             unchanged = rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size)
             if unchanged and rec is not None and not rec.note_id:
                 continue  # a regular note that has not changed
-            memory = self._fresh(path)
+            memory = try_read_memory(self.root, path)
             if memory is not None:
                 yield memory
 
@@ -387,7 +375,7 @@ class MemoryStore:
         """The memory as its file holds it, or None when the path holds no memory. In the
         daemon a note is parsed once per (mtime, size)."""
         if not self._catalogued:
-            return self._fresh(path)
+            return try_read_memory(self.root, path)
         try:
             st = (self.root / path).stat()
         except OSError:
@@ -397,32 +385,9 @@ class MemoryStore:
         hit = self._cache.get(path)
         if hit is not None and hit[0] == key:
             return hit[1]
-        memory = self._fresh(path)
+        memory = try_read_memory(self.root, path)
         self._cache[path] = (key, memory)
         return memory
-
-    def _fresh(self, path: str) -> MemoryNote | None:
-        try:
-            return self._parse(path)
-        except _UNLOADABLE:
-            return None
-
-    def _parse(self, path: str) -> MemoryNote:
-        try:
-            note, text = read_note_text(self.root, path)
-        except FileNotFoundError as exc:
-            raise NotFound(f"note {path!r} does not exist") from exc
-        if note.frontmatter_error:
-            raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
-        if not is_memory(note.fields):
-            raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
-        return MemoryNote(path, note, self._state(note), text)
-
-    def _state(self, note: Note) -> MemoryState:
-        try:
-            return state_from_fields(note.fields, tags=note.tags)
-        except ValueError as exc:
-            raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
 
     def _pending(self, memory_id: str) -> Pending | None:
         return self.journal.get(memory_id) if self._journalled else None

@@ -30,12 +30,12 @@ def interleaved(
             order = pairs if (i + round_) % 2 == 0 else pairs[::-1]
             for label, app in order:
                 watch = Stopwatch()
-                app.engine.search(query, now, top_k=TOP_K)
+                app.search.search(query, now, top_k=TOP_K)
                 samples["end to end"][label].append(watch.elapsed())
             for label, app in order:
                 lance = app.index()
                 watch = Stopwatch()
-                lance.vector_search(app.engine.embedder.embed_query(query), POOL)
+                lance.vector_search(app.embedder.embed_query(query), POOL)
                 middle = time.perf_counter()
                 lance.text_search(query, POOL)
                 samples["retrieval"][label].append(watch.elapsed())
@@ -76,13 +76,13 @@ def churn(
     shutil.copytree(fresh.vault, vault)
     shutil.copytree(fresh.data, data)
     app = make_app(vault, data, fresh.embedder)
-    report = app.engine.reindex()
+    report = app.sync.reindex()
     lance = app.index()
     every = lance.policy.every_writes
     results.optimize_every = every
     say(f"copied the {fresh.size}-chunk vault and index (re-index of the copy touched "
         f"{report.touched} notes); configured optimize_every_writes={every}")
-    say("  rows: end to end = Engine.search; retrieval = query embedding + vector_search + "
+    say("  rows: end to end = Search.search; retrieval = query embedding + vector_search + "
         "text_search; text search = LanceIndex.text_search; fresh and churned interleaved")
     regular = [n for n in fresh.notes if not n.path.startswith("memories/")]
     rng = np.random.default_rng(1234)
@@ -94,7 +94,7 @@ def churn(
             note = regular[int(rng.integers(len(regular)))]
             fresh.generator.edit(vault, note)
             watch = Stopwatch()
-            report = app.engine.indexer.sync(paths=[note.path])
+            report = app.sync.sync_paths([note.path])
             elapsed = watch.elapsed()
             if report.changed != 1:
                 say(f"  warning: edit of {note.path} gave {report}")

@@ -208,7 +208,7 @@ def build_vault(tmp: Path, pool: list[PoolChunk], vectors: np.ndarray, chunks: i
     embedder = PoolEmbedder(SentenceTransformerEmbedder(), [c.text for c in pool], vectors)
     watch = Stopwatch()
     app = make_app(vault, data, embedder)
-    report = app.engine.reindex()
+    report = app.sync.reindex()
     app.index().optimize()
     stats = app.index().stats()
     app.close()

@@ -2,7 +2,7 @@
 
 Run it through `scripts/bench` (offline, the project's virtualenv). Everything happens in a
 temporary directory with the real model (all-MiniLM-L6-v2) and the real code paths
-(`build_app` → `Engine.reindex` / `Indexer.sync` / `Engine.search`). Model load time and the
+(`build_app` → `IndexSync.reindex` / `Indexer.sync` / `Search.search`). Model load time and the
 LanceDB import are excluded from every figure and printed on their own.
 
 1. Index throughput: a full index of a copy of the vaultofknowledge vault (a fixed random sample
@@ -10,9 +10,9 @@ LanceDB import are excluded from every figure and printed on their own.
    embedding throughput of exactly the same chunk texts in the same run: every embed() call the
    indexer makes is paired with a raw embedding of the same texts (PairedEmbedder), seconds
    apart, so that machine load drifts cancel; the raw time is not counted as index time.
-2. Unchanged re-index: `Engine.reindex()` on already indexed vaults, median of repeats, per
+2. Unchanged re-index: `IndexSync.reindex()` on already indexed vaults, median of repeats, per
    1,000 notes; in the same App and in a new App (which reopens the index).
-3. Search latency: `Engine.search` end to end including the query embedding at each size in
+3. Search latency: `Search.search` end to end including the query embedding at each size in
    --sizes (chunks), on generated notes whose chunks are real corpus chunks; their vectors are
    the real embeddings of those chunks plus small noise (PoolEmbedder, used only to index them).
 4. Churn: 1,000 single-note edits through `Indexer.sync(paths=[path])` at --churn-size chunks,
@@ -112,7 +112,7 @@ def index_throughput(
 
     settle()
     watch = Stopwatch()
-    report = app.engine.reindex()
+    report = app.sync.reindex()
     indexing = watch.elapsed() - paired.raw_seconds  # the paired raw embeddings do not count
     notes, chunks = report.added, report.chunks_embedded
     raw = paired.raw_seconds
@@ -123,7 +123,7 @@ def index_throughput(
     say(f"{label}: {len(files)} notes copied, {notes} indexed, {report.failed} failed, "
         f"{report.skipped} skipped; {chunks} chunks (mean {chars:.0f} chars), "
         f"{len(paired.calls)} embed() calls")
-    say(f"  full index (Engine.reindex):          {indexing:7.1f} s  {notes / indexing:6.1f} "
+    say(f"  full index (IndexSync.reindex):          {indexing:7.1f} s  {notes / indexing:6.1f} "
         f"notes/s  {chunks / indexing:6.1f} chunks/s")
     say(f"  raw embedding of the same {texts} texts: {raw:7.1f} s  "
         f"{' ' * 14}{texts / raw:6.1f} chunks/s")
@@ -146,7 +146,7 @@ def pipeline_costs(app: App, files: Sequence[str]) -> None:
     """The non-embedding work of a full index, timed on its own."""
     root = app.root
     watch = Stopwatch()
-    scan_vault(root, app.engine.rules)
+    scan_vault(root, app.rules)
     scan = watch.elapsed()
     watch = Stopwatch()
     notes = []
@@ -169,21 +169,21 @@ def pipeline_costs(app: App, files: Sequence[str]) -> None:
 def reindex_unchanged(
     label: str, app: App, embedder: Any, repeats: int, results: Results
 ) -> None:
-    first = app.engine.reindex()
+    first = app.sync.reindex()
     if first.touched:
         say(f"  warning: the first re-index of {label} still changed {first.touched} notes")
     notes = len(app.catalog.records())
     same = []
     for _ in range(repeats):
         watch = Stopwatch()
-        report = app.engine.reindex()
+        report = app.sync.reindex()
         same.append(watch.elapsed())
         assert report.touched == 0, report
     fresh = []
     for _ in range(max(1, repeats // 2)):
         watch = Stopwatch()
         other = make_app(app.root, app.data_dir, embedder)
-        other.engine.reindex()
+        other.sync.reindex()
         fresh.append(watch.elapsed())
         other.close()
     per = p50(same) / notes * 1000
@@ -210,7 +210,7 @@ def build_synthetic(
     embedder = PoolEmbedder(real, [c.text for c in pool], vectors)
     app = make_app(vault, data, embedder)
     watch = Stopwatch()
-    report = app.engine.reindex()
+    report = app.sync.reindex()
     build = watch.elapsed()
     lance = app.index()
     watch = Stopwatch()
@@ -225,13 +225,13 @@ def build_synthetic(
 
 
 def search_latency(syn: Synthetic, repeats: int, results: Results) -> None:
-    """Engine.search end to end, then each step it takes (no filters), timed alone."""
+    """Search.search end to end, then each step it takes (no filters), timed alone."""
     app, lance = syn.app, syn.app.index()
     now = now_utc()
-    engine = app.engine
+    search, embedder = app.search, app.embedder
     for query in QUERIES:  # warm-up, excluded
-        engine.search(query, now, top_k=TOP_K)
-    vectors = {q: engine.embedder.embed_query(q) for q in QUERIES}
+        search.search(query, now, top_k=TOP_K)
+    vectors = {q: embedder.embed_query(q) for q in QUERIES}
     candidates = {
         q: {hit.path for hit in [*lance.vector_search(vectors[q], POOL),
                                  *lance.text_search(q, POOL)]}
@@ -239,18 +239,18 @@ def search_latency(syn: Synthetic, repeats: int, results: Results) -> None:
     }
     rows = {q: app.catalog.records_for(candidates[q]) for q in QUERIES}
     steps: dict[str, Callable[[str], object]] = {
-        "query embedding": engine.embedder.embed_query,
+        "query embedding": embedder.embed_query,
         "vector search": lambda q: lance.vector_search(vectors[q], POOL),
         "text search": lambda q: lance.text_search(q, POOL),
         "candidate rows": lambda q: app.catalog.records_for(candidates[q]),
-        "candidate memories": lambda q: engine._candidate_memories(rows[q]),
+        "candidate memories": lambda q: search._candidate_memories(rows[q]),
     }
     settle()
     parts: dict[str, list[float]] = {k: [] for k in ("end to end", *steps)}
     for _ in range(repeats):
         for query in QUERIES:
             watch = Stopwatch()
-            engine.search(query, now, top_k=TOP_K)
+            search.search(query, now, top_k=TOP_K)
             parts["end to end"].append(watch.elapsed())
             for name, step in steps.items():
                 watch = Stopwatch()
@@ -259,7 +259,7 @@ def search_latency(syn: Synthetic, repeats: int, results: Results) -> None:
     results.search_p50[syn.size] = p50(parts["end to end"])
     count = len(parts["end to end"])
     memories = sum(1 for q in QUERIES for r in rows[q].values() if r.note_id) / len(QUERIES)
-    say(f"  Engine.search, {len(QUERIES)} queries x {repeats} ({count} samples, warm-up "
+    say(f"  Search.search, {len(QUERIES)} queries x {repeats} ({count} samples, warm-up "
         f"excluded), top_k {TOP_K}, no filters; then each step it takes, timed alone:")
     for name, samples in parts.items():
         say(f"    {name:<18} p50 {ms(p50(samples)):>6} ms   p95 {ms(p95(samples)):>6} ms")
@@ -348,14 +348,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             texts, vecs, strict=True)}
         pool, vectors = real_pool(sample_app.root, files, by_text)
 
-        section("2. re-index of an unchanged vault (Engine.reindex, no embedding)")
+        section("2. re-index of an unchanged vault (IndexSync.reindex, no embedding)")
         reindex_unchanged("the real-model sample", sample_app, timing, args.reindex_repeats,
                           results)
         sample_app.close()
         if not args.quick:
             full_real_vault(tmp, args.reindex_repeats, results)
 
-        section("3. search latency (Engine.search end to end, real query embedding)")
+        section("3. search latency (Search.search end to end, real query embedding)")
         say(f"generated vaults: {len(pool)} real corpus chunks as material; chunk vectors = "
             f"real embedding of the source chunk + N(0, 0.02) per dimension, renormalised")
         keep: Synthetic | None = None
@@ -416,7 +416,7 @@ def full_real_vault(tmp: Path, repeats: int, results: Results) -> None:
     fake = FakeEmbedder(384)
     app = make_app(vault, data, fake)
     watch = Stopwatch()
-    report = app.engine.reindex()
+    report = app.sync.reindex()
     say(f"whole vaultofknowledge copy indexed with FakeEmbedder(384) in {watch.elapsed():.1f} s "
         f"({report.added} notes, {report.chunks_embedded} chunks)")
     reindex_unchanged("the whole vaultofknowledge vault", app, fake, repeats, results)

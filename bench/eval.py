@@ -12,8 +12,8 @@ sets (see bench/eval_sets.py):
 * vault: the judged query set in tests/data/retrieval/vaultofknowledge.json over the real
   vaultofknowledge vault; nDCG@5, R@10, MRR, per query kind; its test split is held out.
 
-vaultmem is measured through the path users hit: `build_app` → `Engine.reindex` →
-`Engine.search` (the daemon's search operation calls the same method). Embeddings are cached
+vaultmem is measured through the path users hit: `build_app` → `IndexSync.reindex` →
+`Search.search` (the daemon's search operation calls the same method). Embeddings are cached
 on disk between runs (bench/eval_support.py), so a re-run after a ranking change takes
 seconds; the cache holds only the real model's vectors of the same texts.
 """
@@ -44,7 +44,7 @@ from bench.eval_support import CachedEmbedder, mean, table
 from bench.support import machine_lines, make_app
 from vaultmem.app import App, embedder_options
 from vaultmem.config import Settings
-from vaultmem.engine.engine import SearchFilters
+from vaultmem.engine.filters import SearchFilters
 from vaultmem.index.embedders import make_embedder
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
@@ -63,7 +63,7 @@ def vaultmem_ranker(app: App, latencies: list[float]) -> Ranker:
     def rank(query: Query) -> list[str]:
         filters = SearchFilters(folder=query.folder) if query.folder else SearchFilters()
         start = time.perf_counter()
-        found = app.engine.search(query.text, NOW, top_k=K, filters=filters,
+        found = app.search.search(query.text, NOW, top_k=K, filters=filters,
                                   include_review=False)
         latencies.append(time.perf_counter() - start)
         return [hit["path"] for hit in found["results"]]
@@ -220,7 +220,7 @@ def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path,
     started = time.perf_counter()
     app = make_app(data.vault, work / f"{data.name}-{data.layout}-data", embedder)
     try:
-        sync = app.engine.reindex()
+        sync = app.sync.reindex()
         say(f"\n== {data.name}{f' [{data.layout}]' if data.layout else ''}: {sync.added} notes "
             f"indexed in {time.perf_counter() - started:.1f} s "
             f"({embedder.misses} texts embedded, {embedder.hits} from the cache)")

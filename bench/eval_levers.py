@@ -1,7 +1,7 @@
 """Ranking levers measured on the retrieval sets of scripts/eval, without changing the product.
 
 For each query it runs the search path's retrieval (`vector_search` 400, `text_search` 150, the
-folder filter) and `rank_notes` as `Engine.search` does, then the same with one lever applied
+folder filter) and `rank_notes` as `Search.search` does, then the same with one lever applied
 (a second retrieval round, sub-queries, query wording, link-graph PageRank, a ranking constant),
 and prints R@10 (LoCoMo) or nDCG@5 (the vault set) for dev and held-out apart. The unchanged
 ranking ("base") reproduces scripts/eval's figures. Embeddings come from scripts/eval's cache.
@@ -28,7 +28,7 @@ from bench.support import make_app
 from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.core.relevance import STOP_WORDS, content_words
-from vaultmem.engine.engine import SearchFilters
+from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.search_context import query_context
 from vaultmem.index.embedders import make_embedder
 
@@ -36,16 +36,16 @@ from vaultmem.index.embedders import make_embedder
 class Bits:
     def __init__(self, app, emb):
         self.app, self.emb = app, emb
-        self.index = app.engine._index()
-        self.catalog = app.engine.catalog
+        self.index = app.index()
+        self.catalog = app.catalog
         self._allowed = {}
         self._memo = {}
 
     def allowed(self, folder):
         if folder not in self._allowed:
             f = SearchFilters(folder=folder) if folder else SearchFilters()
-            self._allowed[folder] = (self.app.engine.filters.allowed(
-                f, NOW, self.app.engine.memories.iter_memories) if f.narrows else None)
+            self._allowed[folder] = (self.app.search.filters.allowed(
+                f, NOW, self.app.store.iter_memories) if f.narrows else None)
         return self._allowed[folder]
 
     def retrieve(self, text, folder, vector=None):
@@ -278,7 +278,7 @@ def main():
             metric, groups = "R@10", ("multi-hop", "open-domain")
         app = make_app(data.vault, work / "d", emb)
         try:
-            app.engine.reindex()
+            app.sync.reindex()
             bits = Bits(app, emb)
             levers = {
                 "base": lever_base,

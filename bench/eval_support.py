@@ -2,7 +2,7 @@
 
 The cache only spares the model repeated work across runs: every vector in it is the real
 model's embedding of exactly that text (keyed by the model name and the text's SHA-1), and the
-index is still built by `build_app` → `Engine.reindex` on every run.
+index is still built by `build_app` → `IndexSync.reindex` on every run.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ def run_pair(pair: dict[str, str], embedder: Embedder, root: Path, *, link: bool
     (vault / "memories").mkdir(parents=True)
     app = make_app(vault, root / "data", embedder)
     try:
-        app.engine.reindex()
+        app.sync.reindex()
         old = app.api(clock=lambda: NOW).call("save", {"content": pair["old"]})["memory"]
         body: dict[str, Any] = {"content": pair["new"]}
         if link:

@@ -1,4 +1,4 @@
-"""Filtered search for bench/engine.py: folder- and tag-filtered Engine.search beside the
+"""Filtered search for bench/engine.py: folder- and tag-filtered Search.search beside the
 unfiltered search on the same generated vault, interleaved query by query (so machine load
 drifts hit all three alike), with each filter's p50 as a ratio to the unfiltered p50.
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from bench.report import TOP_K, Results, Synthetic, say, settle
 from bench.support import Stopwatch, ms, now_utc, p50, p95
 from tests.harness.queries import QUERIES
-from vaultmem.engine.engine import SearchFilters
+from vaultmem.engine.filters import SearchFilters
 
 FILTERS = {
     "unfiltered": SearchFilters(),
@@ -22,11 +22,11 @@ TARGET_RATIO = 1.2
 
 
 def filtered_search(syn: Synthetic, repeats: int, results: Results) -> None:
-    engine = syn.app.engine
+    app = syn.app
     now = now_utc()
     for filters in FILTERS.values():  # warm-up (builds the filter index once), excluded
         for query in QUERIES[:5]:
-            engine.search(query, now, top_k=TOP_K, filters=filters)
+            app.search.search(query, now, top_k=TOP_K, filters=filters)
     settle()
     samples: dict[str, list[float]] = {name: [] for name in FILTERS}
     names = list(FILTERS)
@@ -35,20 +35,20 @@ def filtered_search(syn: Synthetic, repeats: int, results: Results) -> None:
             shift = (i + round_) % len(names)
             for name in names[shift:] + names[:shift]:
                 watch = Stopwatch()
-                engine.search(query, now, top_k=TOP_K, filters=FILTERS[name])
+                app.search.search(query, now, top_k=TOP_K, filters=FILTERS[name])
                 samples[name].append(watch.elapsed())
     old: list[float] = []
     for _ in range(5):
         watch = Stopwatch()
-        engine.catalog.records()
-        list(engine.memories.iter_memories())
+        app.catalog.records()
+        list(app.store.iter_memories())
         old.append(watch.elapsed())
-    notes = len(engine.catalog.records())
+    notes = len(app.catalog.records())
     base = p50(samples["unfiltered"])
-    say(f"  filtered Engine.search, {len(QUERIES)} queries x {repeats}, interleaved "
+    say(f"  filtered Search.search, {len(QUERIES)} queries x {repeats}, interleaved "
         f"(top_k {TOP_K}):")
     for name, values in samples.items():
-        allowed = engine.filters.allowed(FILTERS[name], now, engine.memories.iter_memories)
+        allowed = app.search.filters.allowed(FILTERS[name], now, app.store.iter_memories)
         share = "all notes" if name == "unfiltered" else f"{len(allowed)} of {notes} notes"
         ratio = p50(values) / base
         say(f"    {name:<17} p50 {ms(p50(values)):>6} ms  p95 {ms(p95(values)):>6} ms  "

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.support import load_average, machine_lines, make_app, ms, now_utc, p50, p95
-from vaultmem.engine.freshness import unindexed_changes
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.vault.scan import scan_vault
 
@@ -53,14 +52,13 @@ def measure(notes: int, repeats: int) -> None:
         write_vault(vault, notes)
         app = make_app(vault, data, FakeEmbedder())
         try:
-            app.engine.reindex()
-            engine = app.engine
-            assert unindexed_changes(engine.memories.snapshot()) == 0
+            app.sync.reindex()
+            assert app.freshness.unindexed_changes() == 0
 
             def check() -> int:
-                return unindexed_changes(engine.memories.snapshot())
+                return app.freshness.unindexed_changes()
 
-            baseline = timed(lambda: scan_vault(engine.root, engine.rules), repeats)
+            baseline = timed(lambda: scan_vault(app.root, app.rules), repeats)
             unchanged = timed(check, repeats)
             for n in range(10):
                 path = vault / f"area-{n % 20:02d}" / f"note {n:05d}.md"

@@ -12,7 +12,7 @@ from vaultmem.app import App
 from vaultmem.index.embedders import SentenceTransformerEmbedder
 
 TOP_K = 10
-POOL = max(50, TOP_K * 5)  # what Engine.search asks of each retriever
+POOL = max(50, TOP_K * 5)  # what Search.search asks of each retriever
 
 TARGETS = {
     "ratio": 0.85, "reindex": 2.0, "p50_10k": 0.060, "p50_100k": 0.100, "churn": 1.5,

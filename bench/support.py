@@ -1,7 +1,7 @@
 """Helpers for bench/engine.py: machine facts, timing statistics, embedder wrappers, app setup.
 
 The wrappers only delegate to or stand in for the embedder that `build_app` receives; every
-measurement still runs through `build_app`, `Engine` and `Indexer`.
+measurement still runs through `build_app`, `IndexSync` and `Indexer`.
 """
 
 from __future__ import annotations

@@ -156,3 +156,174 @@ def test_the_checks_catch_violations() -> None:
 def test_every_package_is_checked() -> None:
     packages = {_rel(p).split("/")[0] for p in MODULES if "/" in _rel(p)}
     assert {"core", "vault", "index", "engine", "daemon", "api", "cli", "mcp"} <= packages
+
+
+# the wiring: who gets what, and which way imports go (docs/architecture.md) ------------------
+
+#: A use case (or the old engine) and the parts the composition root hands it. Reaching through
+#: one of them for a part (`x.engine.catalog`, `lifecycle.store`) hides a dependency from app.py.
+USE_CASES = frozenset({
+    "engine", "lifecycle", "consolidator", "reconciler", "restorer", "updates", "superseder",
+    "admin", "undoer", "search", "uses", "views", "status", "freshness", "sync", "mover",
+})
+PARTS = frozenset({
+    "memories", "store", "catalog", "root", "embedder", "params", "index", "indexer", "rules",
+    "journal", "sync", "views", "mover", "filters", "engine", "lifecycle",
+})
+WIRING_ROOT = "app.py"
+
+#: The layers, top first: a module imports only from its own layer or one below it.
+LAYERS: tuple[frozenset[str], ...] = (
+    frozenset({"__main__", "cli"}),  # the command line starts the daemon and the MCP bridge
+    frozenset({"daemon", "mcp", "install"}),  # edges
+    frozenset({"app"}),  # the composition root
+    frozenset({"api"}),
+    frozenset({"engine"}),
+    frozenset({"vault", "index"}),
+    frozenset({"core", "config", "config_help"}),
+    frozenset({"errors", "__init__"}),
+)
+
+
+def reached_parts(tree: ast.Module) -> list[str]:
+    """`<x>.<use case>.<part>` or `<use case>.<part>`: a part taken from another object."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr in PARTS):
+            continue
+        owner = node.value
+        if (isinstance(owner, ast.Attribute) and owner.attr in USE_CASES) or (
+                isinstance(owner, ast.Name) and owner.id in USE_CASES):
+            found.append((node.lineno, f"line {node.lineno}: {ast.unparse(node)}"))
+    return [text for _, text in sorted(found)]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULE_NAMES = {_module_name(p) for p in MODULES}
+
+
+def _targets(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The vaultmem modules an import statement loads (`from a import b`: `a.b` when that is a
+    module, else `a`)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "vaultmem"]
+    if node.level or not node.module or node.module.split(".")[0] != "vaultmem":
+        return []
+    subs = [f"{node.module}.{a.name}" for a in node.names]
+    return [s for s in subs if s in MODULE_NAMES] or [node.module]
+
+
+def imports_of(tree: ast.Module, *, module_level: bool) -> list[tuple[int, str]]:
+    """(line, vaultmem module) per import: every one, or only those run (or type-checked)
+    when the module itself is imported (not those inside functions)."""
+    if not module_level:
+        nodes = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+    else:
+        nodes, todo = [], list(tree.body)
+        while todo:
+            stmt = todo.pop()
+            if isinstance(stmt, ast.Import | ast.ImportFrom):
+                nodes.append(stmt)
+            elif isinstance(stmt, ast.If | ast.Try):
+                todo += [*stmt.body, *stmt.orelse, *getattr(stmt, "finalbody", [])]
+                todo += [s for h in getattr(stmt, "handlers", []) for s in h.body]
+    return sorted((n.lineno, target) for n in nodes for target in _targets(n))
+
+
+def layer_of(module: str) -> int:
+    """The module's layer (0 is the top): by its sub-package, or its own name at the top."""
+    parts = module.split(".")
+    name = parts[1] if len(parts) > 1 else "__init__"
+    return next(i for i, layer in enumerate(LAYERS) if name in layer)
+
+
+def upward_imports(module: str, tree: ast.Module) -> list[str]:
+    mine = layer_of(module)
+    return [f"line {line}: {target}" for line, target in imports_of(tree, module_level=False)
+            if layer_of(target) < mine]
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of a module graph: each strongly connected group of more than one module
+    (or a module importing itself), sorted (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1 or node in graph.get(node, ()):
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_only_the_composition_root_hands_out_parts(path: Path) -> None:
+    if _rel(path) == WIRING_ROOT:
+        return
+    assert reached_parts(_tree(path)) == []
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_nothing_imports_upwards(path: Path) -> None:
+    assert upward_imports(_module_name(path), _tree(path)) == []
+
+
+def test_no_import_cycle_between_modules() -> None:
+    graph = {_module_name(p): {t for _, t in imports_of(_tree(p), module_level=True)}
+             for p in MODULES}
+    assert import_cycles(graph) == []
+
+
+def test_every_module_has_a_layer() -> None:
+    for name in MODULE_NAMES:
+        layer_of(name)  # StopIteration for a sub-package no layer names
+
+
+def test_the_wiring_checks_catch_violations() -> None:
+    reaching = ast.parse(
+        "x = self.engine.catalog.records()\ny = lifecycle.store\nz = self.store.load(r)\n"
+        "w = app.sync.reindex()\nv = self.updates.superseder\nu = engine.root\n"
+    )
+    assert reached_parts(reaching) == ["line 1: self.engine.catalog", "line 2: lifecycle.store",
+                                       "line 6: engine.root"]
+    upward = ast.parse(
+        "from vaultmem.engine.lifecycle import Lifecycle\n"
+        "def later():\n    from vaultmem.daemon.run import Daemon\n"
+        "from vaultmem.core import decay\nimport vaultmem.api.ops\n"
+    )
+    assert upward_imports("vaultmem.engine.lifecycle", upward) == [
+        "line 3: vaultmem.daemon.run", "line 5: vaultmem.api.ops"]
+    assert imports_of(upward, module_level=True) == [
+        (1, "vaultmem.engine.lifecycle"), (4, "vaultmem.core.decay"), (5, "vaultmem.api.ops")]
+    cyclic = ast.parse("if TYPE_CHECKING:\n    from vaultmem.daemon.run import Daemon\n")
+    assert imports_of(cyclic, module_level=True) == [(2, "vaultmem.daemon.run")]
+    assert import_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}) == [
+        ["a", "b", "c"], ["e"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []

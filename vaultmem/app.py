@@ -1,8 +1,9 @@
 """The composition root: the one place that turns Settings into wired parts.
 
-The CLI, the daemon and the MCP bridge get everything they use from here: the App (engine,
-lifecycle, consolidator, reconciler, restorer, Api) and, for the daemon, `DaemonParams`. Every
-default lives in `config.Settings`; the parameter objects below are filled from it and have no
+The CLI, the daemon and the MCP bridge get everything they use from here: the App (every part
+open, each use case given exactly the parts it uses in `build_app`; docs/architecture.md, "Who
+gets what"), its Api and, for the daemon, `DaemonParams`. Every default lives in
+`config.Settings`; the parameter objects below are filled from it and have no
 defaults of their own. Heavy parts are lazy: the LanceDB chunk index (1.5 s to import) is
 opened on first use and the embedding model loads on the first embedding, so commands that
 need neither stay instant.
@@ -22,19 +23,31 @@ from vaultmem.api.ops import Api
 from vaultmem.config import Settings, VaultPaths
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
+from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.reinforce import ReinforceParams
 from vaultmem.engine.consolidation import Consolidator
 from vaultmem.engine.device import device_id
-from vaultmem.engine.engine import Engine, EngineParams
+from vaultmem.engine.filters import FilterIndex
+from vaultmem.engine.freshness import Freshness
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.indexer import Indexer, IndexerOptions, Progress
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
+from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover
 from vaultmem.engine.operation_log import OperationLog
+from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.search import Search
+from vaultmem.engine.status import Status
+from vaultmem.engine.store_policy import Listing, Usage
 from vaultmem.engine.supersede import Superseder
+from vaultmem.engine.undo import Undoer
 from vaultmem.engine.updates import UpdateParams, Updates
+from vaultmem.engine.uses import Uses
+from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
@@ -43,7 +56,6 @@ from vaultmem.index.identity import identity_problem, index_exists
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:
-    from vaultmem.daemon.run import Daemon
     from vaultmem.index.lance import LanceIndex
 
 
@@ -87,22 +99,34 @@ class LazyIndex:
 
 @dataclass
 class App:
+    """Every part one process uses, open; `close` closes what `build_app` opened."""
+
     settings: Settings
     root: Path
     data_dir: Path
-    engine: Engine
+    rules: IgnoreRules
+    catalog: Catalog
+    index: LazyIndex
+    embedder: Embedder
+    journal: UsageJournal  # this device's use counts; in the daemon also the pending uses
+    operations: OperationLog  # what sweeps and merges applied, for `undo`
+    store: MemoryStore
+    sync: IndexSync  # the single index writer
+    views: Views
+    search: Search
+    uses: Uses
+    status: Status
     lifecycle: Lifecycle
     consolidator: Consolidator
     reconciler: Reconciler  # sync conflicts
     restorer: Restorer  # archived memories, and notes moved by hand across the archive's edge
-    catalog: Catalog
-    index: LazyIndex
-    embedder: Embedder
     updates: Updates  # saves that supersede a memory (explicit or detected), supersede links
+    admin: MemoryAdmin  # list, forget, edit
+    undoer: Undoer
+    freshness: Freshness  # in-process: how far the index is behind the vault
+    memory_types: tuple[str, ...]  # the built-in types and those given their own half-life
     # requests and scheduled jobs that move notes or write the index: one at a time
     lane: WriteLane
-    ledger: UsageJournal | None = None  # in-process: this device's use counts (core.sync)
-    operations: OperationLog | None = None  # what sweeps and merges applied, for `undo`
 
     def api(
         self, *, reindex: Callable[[bool], dict[str, Any]] | None = None,
@@ -111,18 +135,19 @@ class App:
         progress: Progress | None = None,
     ) -> Api:
         """The request layer over these parts; the daemon passes its own reindex and status."""
-        return Api(engine=self.engine, lifecycle=self.lifecycle, consolidator=self.consolidator,
+        return Api(vault_name=self.root.name, memory_types=self.memory_types,
+                   search=self.search, views=self.views, uses=self.uses, status=self.status,
+                   sync=self.sync, freshness=self.freshness, lifecycle=self.lifecycle,
                    reconciler=self.reconciler, restorer=self.restorer, updates=self.updates,
+                   admin=self.admin, consolidator=self.consolidator, undoer=self.undoer,
                    daemon_status=daemon_status, reindex=reindex, clock=clock,
-                   progress=progress, operations=self.operations, lane=self.lane)
+                   progress=progress, lane=self.lane)
 
     def close(self) -> None:
         self.index.close()
         self.catalog.close()
-        if self.ledger is not None:
-            self.ledger.close()
-        if self.operations is not None:
-            self.operations.close()
+        self.journal.close()
+        self.operations.close()
 
 
 @dataclass(frozen=True)
@@ -151,16 +176,6 @@ def daemon_params(settings: Settings) -> DaemonParams:
         consolidate_every_s=s.consolidate_interval_hours * 3600,
         optimize_every_s=s.optimize_interval_minutes * 60,
     )
-
-
-def build_daemon(settings: Settings, *, embedder: Embedder | None = None) -> Daemon:
-    """`vaultmem run`'s daemon; it builds its App (with its usage journal) when it starts."""
-    from vaultmem.daemon.run import Daemon
-
-    def build(journal: UsageJournal) -> App:
-        return build_app(settings, embedder=embedder, journal=journal)
-
-    return Daemon(daemon_params(settings), build)
 
 
 def start_command(paths: VaultPaths, config_path: Path | None) -> str:
@@ -219,7 +234,8 @@ def engine_params(settings: Settings, vault_name: str) -> EngineParams:
 
 def update_params(settings: Settings) -> UpdateParams:
     return UpdateParams(update_cosine=settings.update_cosine,
-                        auto_supersede=settings.auto_supersede)
+                        auto_supersede=settings.auto_supersede,
+                        memory_folder=settings.memory_folder)
 
 
 def index_options(settings: Settings) -> IndexOptions:
@@ -251,33 +267,55 @@ def indexer_options(settings: Settings) -> IndexerOptions:
 
 
 def build_app(
-    settings: Settings, *, embedder: Embedder | None = None, journal: UsageJournal | None = None
+    settings: Settings, *, embedder: Embedder | None = None, daemon: bool = False
 ) -> App:
-    """Wire the engine. With a usage journal (the daemon), memory writes are journalled."""
+    """Open and wire every part. `daemon`: a watcher keeps the catalog current (memories are
+    listed from it) and uses are journalled, written to their notes by the daemon's flush."""
     root = settings.require_vault().resolve()
     data_dir = settings.vault_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # index and catalog: private
     rules = IgnoreRules.from_vault(root, extra_folders=settings.ignore_folders,
                                    max_note_bytes=settings.max_note_bytes)
+    params = engine_params(settings, root.name)
     catalog = Catalog(data_dir / "catalog.sqlite3")
     embedder = embedder or make_embedder(settings.embedding_model, embedder_options(settings))
     index = LazyIndex(data_dir / "lance", embedder.name, index_options(settings))
     indexer = Indexer(root, rules, catalog, index, embedder, indexer_options(settings))
-    device = device_id(data_dir, settings.device_id)
-    ledger = UsageJournal(data_dir / "usage.sqlite3") if journal is None else None
-    memories = MemoryStore(root, rules, catalog, device=device, ledger=ledger, journal=journal,
-                           archive_folder=settings.archive_folder)
-    engine = Engine(
-        root=root, rules=rules, catalog=catalog, memories=memories, indexer=indexer,
-        index=index, embedder=embedder, params=engine_params(settings, root.name),
-    )
-    lifecycle = Lifecycle(engine)
+    journal = UsageJournal(data_dir / "usage.sqlite3")
+    operations = OperationLog(data_dir / "operations.sqlite3")
+    store = MemoryStore(
+        root, rules, catalog, journal, device=device_id(data_dir, settings.device_id),
+        usage=Usage.JOURNALLED if daemon else Usage.WRITTEN,
+        listing=Listing.CATALOGUED if daemon else Listing.SCANNED,
+        archive_folder=settings.archive_folder)
+    sync = IndexSync(indexer, store)
+    views = Views(store, params)
+    mover = Mover(store, sync, params.archive_folder)
+    lifecycle = Lifecycle(root=root, catalog=catalog, store=store, sync=sync, views=views,
+                          mover=mover, index=index, embedder=embedder, params=params)
+    restorer = Restorer(store=store, sync=sync, views=views, mover=mover,
+                        memory_folder=params.memory_folder, archive_folder=params.archive_folder)
+    admin = MemoryAdmin(store=store, sync=sync, views=views, mover=mover, params=params)
     return App(
-        settings=settings, root=root, data_dir=data_dir, engine=engine, lifecycle=lifecycle,
-        consolidator=Consolidator(engine, lifecycle),
-        reconciler=Reconciler(engine, lifecycle.move_to_archive), restorer=Restorer(lifecycle),
-        catalog=catalog, index=index, embedder=embedder, ledger=ledger,
-        operations=OperationLog(data_dir / "operations.sqlite3"),
-        updates=Updates(lifecycle, Superseder(engine), update_params(settings)),
+        settings=settings, root=root, data_dir=data_dir, rules=rules, catalog=catalog,
+        index=index, embedder=embedder, journal=journal, operations=operations, store=store,
+        sync=sync, views=views,
+        search=Search(catalog=catalog, store=store, index=index, embedder=embedder,
+                      filters=FilterIndex(catalog), params=params),
+        uses=Uses(store, views, params.reinforce),
+        status=Status(root=root, rules=rules, catalog=catalog, store=store, embedder=embedder,
+                      params=params),
+        lifecycle=lifecycle,
+        consolidator=Consolidator(root=root, catalog=catalog, store=store, sync=sync,
+                                  views=views, mover=mover, index=index, params=params),
+        reconciler=Reconciler(root=root, catalog=catalog, store=store, sync=sync, mover=mover),
+        restorer=restorer,
+        updates=Updates(lifecycle, Superseder(store, sync, views), update_params(settings),
+                        store=store, sync=sync, views=views, index=index, embedder=embedder),
+        admin=admin,
+        undoer=Undoer(admin=admin, store=store, sync=sync, log=operations),
+        freshness=Freshness(root=root, rules=rules, catalog=catalog, sync=sync,
+                            restorer=restorer),
+        memory_types=tuple(sorted({*MEMORY_TYPES, *params.decay.type_half_lives})),
         lane=WriteLane(),
     )

@@ -49,9 +49,14 @@ def api(app: App) -> Api:
 
 
 @pytest.fixture
-def fresh(tmp_path: Path) -> Iterator[Api]:
+def fresh_app(tmp_path: Path) -> Iterator[App]:
     with sample_app(tmp_path) as app:
-        yield app.api(clock=lambda: REFERENCE)
+        yield app
+
+
+@pytest.fixture
+def fresh(fresh_app: App) -> Api:
+    return fresh_app.api(clock=lambda: REFERENCE)
 
 
 def test_operations_match_the_routes_and_schemas() -> None:
@@ -62,12 +67,13 @@ def test_operations_match_the_routes_and_schemas() -> None:
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("op", Api.OPERATIONS)
-def test_every_op_refuses_unknown_fields_before_doing_anything(api: Api, op: str) -> None:
-    before = digest(api.engine.root)
+def test_every_op_refuses_unknown_fields_before_doing_anything(app: App, api: Api,
+                                                                op: str) -> None:
+    before = digest(app.root)
     body = {"id": SAMPLE_ID} if op in ("get", "touch", "related") else {}
     with pytest.raises(InvalidInput, match=r"unknown field\(s\) zzz_extra"):
         api.call(op, {**body, "zzz_extra": 1})
-    assert digest(api.engine.root) == before
+    assert digest(app.root) == before
 
 
 @pytest.mark.timeout(60)
@@ -103,12 +109,12 @@ def test_every_op_refuses_unknown_fields_before_doing_anything(api: Api, op: str
     ("get", {"id": ["x"]}, "id must be a string"),
     ("status", {"files": "1"}, "files must be true or false"),
 ])
-def test_wrong_types_and_ranges_name_the_field(api: Api, op: str, body: dict[str, Any],
-                                               message: str) -> None:
-    before = digest(api.engine.root)
+def test_wrong_types_and_ranges_name_the_field(app: App, api: Api, op: str,
+                                               body: dict[str, Any], message: str) -> None:
+    before = digest(app.root)
     with pytest.raises(InvalidInput, match=re.escape(message)):
         api.call(op, body)
-    assert digest(api.engine.root) == before
+    assert digest(app.root) == before
 
 
 def test_unknown_ops_and_non_object_bodies_are_refused(api: Api) -> None:
@@ -172,11 +178,11 @@ def test_touch_uses_the_clock(fresh: Api) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_observe_is_all_or_nothing(fresh: Api) -> None:
-    before = digest(fresh.engine.root)
+def test_observe_is_all_or_nothing(fresh_app: App, fresh: Api) -> None:
+    before = digest(fresh_app.root)
     with pytest.raises(NotFound):
         fresh.call("observe", {"ids": [SAMPLE_ID, "no-such-memory"]})
-    assert digest(fresh.engine.root) == before
+    assert digest(fresh_app.root) == before
     observed = fresh.call("observe", {"ids": [SAMPLE_ID], "context_tags": ["crumb", "auth"]})
     assert observed["observed"][0]["cross_domain"] is False
     validate(RESPONSES["observe"], observed, "observe")
@@ -196,15 +202,15 @@ def test_save_goes_through_the_intake_gate(fresh: Api) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_lifecycle_defaults_are_dry_runs(fresh: Api) -> None:
-    before = digest(fresh.engine.root)
+def test_lifecycle_defaults_are_dry_runs(fresh_app: App, fresh: Api) -> None:
+    before = digest(fresh_app.root)
     assert fresh.call("sweep", {})["dry_run"] is True
     assert fresh.call("gc", {})["dry_run"] is True
     assert fresh.call("promote", {"dry_run": True})["promoted"] == []
-    assert digest(fresh.engine.root) == before
+    assert digest(fresh_app.root) == before
     promoted = fresh.call("promote", {"id": SAMPLE_ID})
     [item] = promoted["promoted"]
-    assert item["to"].startswith("STM/") and (fresh.engine.root / item["to"]).is_file()
+    assert item["to"].startswith("STM/") and (fresh_app.root / item["to"]).is_file()
 
 
 @pytest.mark.timeout(60)
@@ -233,9 +239,8 @@ def test_reindex_through_the_daemon_or_the_engine(app: App) -> None:
 @pytest.mark.timeout(60)
 def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
     fake = FakeConsolidator()
-    api = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
-              restorer=app.restorer, updates=app.updates, consolidator=fake,
-              clock=lambda: REFERENCE)
+    api = app.api(clock=lambda: REFERENCE)
+    api.consolidator = fake
     clusters = api.call("clusters", {})
     validate(RESPONSES["clusters"], clusters, "clusters")
     assert api.call("merge_cluster", {"cluster_id": "c-0123456789ab"}) == {
@@ -244,8 +249,8 @@ def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
         api.call("merge_cluster", {"cluster_id": "c-ffffffffffff"})
     assert fake.calls == [("list", REFERENCE), ("c-0123456789ab", REFERENCE),
                           ("c-ffffffffffff", REFERENCE)]
-    without = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
-                  restorer=app.restorer, updates=app.updates)
+    without = app.api()
+    without.consolidator = None
     with pytest.raises(DaemonError):
         without.call("clusters", {})
 
@@ -315,7 +320,7 @@ def test_search_answers_say_the_index_is_being_built(tmp_path: Path) -> None:
         def progress(done: int, total: int) -> None:
             if not during:  # the rebuild has planned its notes and written none yet
                 during.append(api.call("search", {"query": "Crumb sessions"}))
-        report = app.engine.reindex(full=True, progress=progress)
+        report = app.sync.reindex(full=True, progress=progress)
         assert report.added > 1
         assert during[0]["indexing"] == {"done": 0, "total": report.added}
         validate(RESPONSES["search"], during[0], "search")

@@ -89,8 +89,8 @@ class Served:
 def serving(root: Path, **server_options: Any) -> Iterator[Served]:
     with sample_app(root) as app:
         # no consolidator: the clusters routes answer that consolidation is unavailable
-        api = Api(engine=app.engine, lifecycle=app.lifecycle, reconciler=app.reconciler,
-                  restorer=app.restorer, updates=app.updates, clock=lambda: REFERENCE)
+        api = app.api(clock=lambda: REFERENCE)
+        api.consolidator = None
         token = load_or_create_token(app.data_dir)
         with ApiServer(api, token=token, host="127.0.0.1", port=0, **server_options) as server:
             yield Served(app, api, server, token)
@@ -520,7 +520,7 @@ def test_an_unexpected_error_is_a_generic_500(served: Served, monkeypatch: Any,
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret detail /home/someone/token")
 
-    monkeypatch.setattr(served.app.engine, "status", broken)
+    monkeypatch.setattr(served.app.status, "status", broken)
     with caplog.at_level("ERROR", logger="vaultmem.api.server"):
         answer = served.request("GET", "/v1/status")
     assert answer.status == 500
@@ -606,9 +606,7 @@ def test_ipv6_loopback_works_when_available(served: Served) -> None:
 
 @pytest.mark.timeout(60)
 def test_clusters_and_merge_with_the_real_consolidator(served: Served) -> None:
-    from vaultmem.engine.consolidation import Consolidator
-
-    served.api.consolidator = Consolidator(served.app.engine, served.app.lifecycle)
+    served.api.consolidator = served.app.consolidator
     listed = served.request("GET", "/v1/clusters")
     assert listed.status == 200
     validate(RESPONSES["clusters"], listed.body, "clusters")

@@ -61,11 +61,11 @@ def test_the_scheduled_reconcile_merges_a_copy_that_sync_brought(tmp_path: Path)
 
 def journaled_app(tmp_path: Path, vault: Path) -> tuple[App, UsageJournal]:
     """The daemon's wiring in-process: memory writes go through a usage journal."""
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
     settings = load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake",
         "device_id": "laptop-1a2b"})
-    return build_app(settings, journal=journal), journal
+    app = build_app(settings, daemon=True)
+    return app, app.journal
 
 
 def test_a_dry_run_counts_the_uses_still_pending_in_the_journal(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_a_dry_run_counts_the_uses_still_pending_in_the_journal(tmp_path: Path) 
         "stm_use_count: 6\n", "stm_use_count: 8\nstm_uses_by: desk-9f8e=2\n"), encoding="utf-8")
     app, journal = journaled_app(tmp_path, vault)
     try:
-        app.engine.reindex()
+        app.sync.reindex()
         api = app.api()
         api.call("touch", {"id": SESSIONS_ID})  # pending in the journal, not in the note yet
         assert (vault / SESSIONS).read_text(encoding="utf-8") == original
@@ -99,9 +99,9 @@ def test_after_a_last_writer_wins_sync_the_next_use_brings_this_devices_uses_bac
     original = (vault / SESSIONS).read_text(encoding="utf-8")
     app, journal = journaled_app(tmp_path, vault)
     try:
-        app.engine.reindex()
+        app.sync.reindex()
         api = app.api()
-        store = app.engine.memories
+        store = app.store
         assert store.journal is not None
         for _ in range(2):
             api.call("touch", {"id": SESSIONS_ID})
@@ -110,7 +110,7 @@ def test_after_a_last_writer_wins_sync_the_next_use_brings_this_devices_uses_bac
         (vault / SESSIONS).write_text(original.replace(  # the other device's version wins
             "stm_use_count: 6\n", "stm_use_count: 7\nstm_uses_by: desk-9f8e=1\n"),
             encoding="utf-8")
-        app.engine.reindex()
+        app.sync.reindex()
         api.call("touch", {"id": SESSIONS_ID})
         store.flush()
     finally:

@@ -16,11 +16,11 @@ import pytest
 
 from tests.cli._support import REFERENCE, ago, memory_note
 from vaultmem.api.ops import Api
-from vaultmem.app import App, build_app, build_daemon
+from vaultmem.app import App, build_app, daemon_params
 from vaultmem.config import load_settings
 from vaultmem.core.consolidation import cluster_id
+from vaultmem.daemon.run import Daemon
 from vaultmem.daemon.scheduler import Scheduler
-from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.write_lane import WriteLane
 
 pytestmark = pytest.mark.timeout(60)
@@ -47,17 +47,14 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
     settings = load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": str(vault), "data_dir": str(data), "embedding_model": "fake"})
     data.mkdir()
-    journal = UsageJournal(data / "usage.sqlite3")
-    app = build_app(settings, journal=journal)
+    app = build_app(settings, daemon=True)
     try:
-        app.engine.reindex()
-        daemon = build_daemon(settings)
-        daemon.app, daemon.journal = app, journal  # the parts its start would have built
+        app.sync.reindex()
+        daemon = Daemon(daemon_params(settings), app)  # never started: only its jobs are used
         scheduler = Scheduler(daemon._jobs())  # the daemon's own jobs, never started here
         yield Setup(app, app.api(clock=lambda: REFERENCE), scheduler, cluster_id(ids))
     finally:
         app.close()
-        journal.close()
 
 
 class Gate:

@@ -19,8 +19,7 @@ from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.core.consolidation import cluster_id
 from vaultmem.engine.consolidation import Consolidator
-from vaultmem.engine.engine import SearchFilters
-from vaultmem.engine.journal import UsageJournal
+from vaultmem.engine.filters import SearchFilters
 from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.vault.notes import read_note
 
@@ -39,14 +38,14 @@ RESTIC_OVER = "memories/2026-11-06 sam-prefers-restic-over-borg.md"
 RESTIC_TO = "memories/2026-11-12 sam-prefers-restic-to-borg.md"
 
 
-def _open(vault: Path, data: Path, journal: UsageJournal | None = None, **overrides: Any) -> App:
+def _open(vault: Path, data: Path, daemon: bool = False, **overrides: Any) -> App:
     settings = load_settings(
         config_path=data.parent / "none.toml", env={},
         overrides={"vault": str(vault), "data_dir": str(data), "embedding_model": "fake",
                    **overrides},
     )
-    app = build_app(settings, journal=journal)
-    app.engine.reindex()
+    app = build_app(settings, daemon=daemon)
+    app.sync.reindex()
     return app
 
 
@@ -66,11 +65,11 @@ def apps(tmp_path: Path) -> Iterator[list[App]]:
 
 
 def _consolidator(
-    apps: list[App], vault: Path, journal: UsageJournal | None = None, **overrides: Any
+    apps: list[App], vault: Path, daemon: bool = False, **overrides: Any
 ) -> tuple[App, Consolidator]:
-    app = _open(vault, vault.parent / f"data{len(apps)}", journal, **overrides)
+    app = _open(vault, vault.parent / f"data{len(apps)}", daemon, **overrides)
     apps.append(app)
-    return app, Consolidator(app.engine, app.lifecycle)
+    return app, app.consolidator
 
 
 def _digest(root: Path) -> dict[str, str]:
@@ -114,7 +113,7 @@ def test_near_duplicates_form_one_stable_cluster(vault: Path, apps: list[App]) -
     assert member["path"] == "memories/kettle descaling.md"
     assert member["title"] == "kettle descaling"
     assert member["use_count"] == 3
-    assert member["score"] == pytest.approx(app.engine.get(first, NOW)["score"], abs=1e-6)
+    assert member["score"] == pytest.approx(app.views.get(first, NOW)["score"], abs=1e-6)
     assert consolidator.list_clusters(NOW)["clusters"] == listed
     assert [c.id for c in consolidator.clusters()] == [cluster["id"]]
 
@@ -182,10 +181,10 @@ def test_merge_writes_one_note_and_archives_the_originals(vault: Path, apps: lis
     moved_names = {a["to"] for a in result["archived"]} | {merged["path"]}
     assert set(after) - set(before) == moved_names
 
-    hits = [h["path"] for h in app.engine.search("kettle descales citric acid", NOW)["results"]]
+    hits = [h["path"] for h in app.search.search("kettle descales citric acid", NOW)["results"]]
     assert hits[0] == merged["path"]
     assert not any(h.startswith("memories/archive/") for h in hits)
-    archived = app.engine.search("kettle descales citric acid", NOW,
+    archived = app.search.search("kettle descales citric acid", NOW,
                                  filters=SearchFilters(statuses=("archived",)))
     assert {h["path"] for h in archived["results"]} == {a["to"] for a in result["archived"]}
     assert consolidator.clusters() == []
@@ -196,7 +195,7 @@ def test_unknown_or_stale_cluster_changes_nothing(vault: Path, apps: list[App]) 
     app, consolidator = _consolidator(apps, vault)
     [stale] = consolidator.clusters()
     memory_note(vault, "kettle descaling!", use_count=1, last_used=ago(days=1), body=KETTLE)
-    app.engine.reindex()
+    app.sync.reindex()
     [current] = consolidator.clusters()
     assert len(current.members) == 3 and current.id != stale.id
     before = _digest(vault)
@@ -236,29 +235,26 @@ def test_crash_before_archiving_leaves_originals_active(
     after = _digest(vault)
     assert {k: v for k, v in after.items() if k in before} == before  # originals untouched
     [new_path] = set(after) - set(before)
-    app.engine.reindex()
+    app.sync.reindex()
     [again] = consolidator.clusters()
-    new_id = app.engine.get(new_path, NOW)["id"]
+    new_id = app.views.get(new_path, NOW)["id"]
     assert set(again.members) == {first, second, new_id}
 
 
 def test_merge_in_the_daemon_carries_pending_touches(vault: Path, apps: list[App]) -> None:
     first, second = _kettle_pair(vault)
-    journal = UsageJournal(vault.parent / "journal" / "usage.sqlite3")
-    try:
-        app, consolidator = _consolidator(apps, vault, journal)
-        assert app.engine.memories.journal is journal
-        for _ in range(2):
-            app.engine.touch(first, NOW)  # journalled, not yet in the note
-        [cluster] = consolidator.clusters()
-        result = consolidator.merge(cluster.id, NOW)
-        assert result["merged_into"]["use_count"] == 3 + 2 + 5
-        moved = {a["id"]: read_note(vault, a["to"]).fields for a in result["archived"]}
-        assert moved[first]["stm_use_count"] == 5 and moved[first]["stm_status"] == "archived"
-        assert moved[second]["stm_merged_into"] == result["merged_into"]["id"]
-        assert journal.all() == []  # nothing pending would re-activate an archived note
-    finally:
-        journal.close()
+    app, consolidator = _consolidator(apps, vault, daemon=True)
+    journal = app.journal
+    for _ in range(2):
+        app.uses.touch(first, NOW)  # journalled, not yet in the note
+    assert len(journal) == 1
+    [cluster] = consolidator.clusters()
+    result = consolidator.merge(cluster.id, NOW)
+    assert result["merged_into"]["use_count"] == 3 + 2 + 5
+    moved = {a["id"]: read_note(vault, a["to"]).fields for a in result["archived"]}
+    assert moved[first]["stm_use_count"] == 5 and moved[first]["stm_status"] == "archived"
+    assert moved[second]["stm_merged_into"] == result["merged_into"]["id"]
+    assert journal.all() == []  # nothing pending would re-activate an archived note
 
 
 def test_auto_merge_merges_only_cohesive_clusters(vault: Path, apps: list[App]) -> None:
@@ -285,7 +281,7 @@ def test_auto_merge_merges_only_cohesive_clusters(vault: Path, apps: list[App]) 
 def test_sample_vault_restic_memories_form_a_cluster(tmp_path: Path, apps: list[App]) -> None:
     vault = copy_vault(SAMPLE_VAULT, tmp_path / "sample")
     app, consolidator = _consolidator(apps, vault)
-    restic = {app.engine.get(RESTIC_OVER, NOW)["id"], app.engine.get(RESTIC_TO, NOW)["id"]}
+    restic = {app.views.get(RESTIC_OVER, NOW)["id"], app.views.get(RESTIC_TO, NOW)["id"]}
     clusters = consolidator.list_clusters(NOW)["clusters"]
     [cluster] = [c for c in clusters if {m["id"] for m in c["members"]} & restic]
     assert {m["id"] for m in cluster["members"]} == restic

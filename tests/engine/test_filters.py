@@ -17,9 +17,7 @@ from tests.cli._support import REFERENCE
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
-from vaultmem.engine.engine import SearchFilters
-from vaultmem.engine.filters import FilterIndex
-from vaultmem.engine.journal import UsageJournal
+from vaultmem.engine.filters import FilterIndex, SearchFilters
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.errors import InvalidInput
 from vaultmem.index.base import NoteRecord
@@ -63,14 +61,12 @@ def _app(tmp_path: Path) -> Iterator[App]:
     _vault(tmp_path / "vault")
     settings = load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": tmp_path / "vault", "data_dir": tmp_path / "data", "embedding_model": "fake"})
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
-    app = build_app(settings, journal=journal)
+    app = build_app(settings, daemon=True)
     try:
-        app.engine.reindex()
+        app.sync.reindex()
         yield app
     finally:
         app.close()
-        journal.close()
 
 
 @pytest.fixture
@@ -149,11 +145,11 @@ CASES = [
 def test_the_filter_index_allows_what_reading_every_row_allows(
     shared_app: App, filters: SearchFilters
 ) -> None:
-    engine = shared_app.engine
+    engine = shared_app
     records = engine.catalog.records()
-    memories = {m.path: m for m in engine.memories.iter_memories()}
+    memories = {m.path: m for m in engine.store.iter_memories()}
     expected = _reference(filters, records, memories, REFERENCE)
-    allowed = engine.filters.allowed(filters, REFERENCE, engine.memories.iter_memories)
+    allowed = engine.search.filters.allowed(filters, REFERENCE, engine.store.iter_memories)
     # a memory of another status may be left out early (it is dropped after ranking anyway)
     hidden = {p for p, m in memories.items() if m.state.status not in filters.statuses}
     assert allowed - hidden == expected - hidden
@@ -165,9 +161,9 @@ def test_the_filter_index_allows_what_reading_every_row_allows(
 def test_the_index_follows_the_indexers_writes_without_rereading_the_catalog(
     app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    engine = app.engine
+    engine = app
     projects = SearchFilters(folder="Projects")
-    before = engine.filters.allowed(projects, REFERENCE, engine.memories.iter_memories)
+    before = engine.search.filters.allowed(projects, REFERENCE, engine.store.iter_memories)
     root = app.settings.vault
 
     def no_full_read() -> dict[str, NoteRecord]:
@@ -177,26 +173,26 @@ def test_the_index_follows_the_indexers_writes_without_rereading_the_catalog(
     (root / "Projects/Fresh.md").write_text("---\ntags: [idea]\n---\n# Fresh\n\nNew.\n")
     (root / "Areas" / Path(moved).name).parent.mkdir(exist_ok=True)
     (root / moved).rename(root / "Areas" / Path(moved).name)
-    engine.reindex()
+    engine.sync.reindex()
     monkeypatch.setattr(engine.catalog, "records", no_full_read)
-    after = engine.filters.allowed(projects, REFERENCE, engine.memories.iter_memories)
+    after = engine.search.filters.allowed(projects, REFERENCE, engine.store.iter_memories)
     assert after == (before - {moved}) | {"Projects/Fresh.md"}
-    idea = engine.filters.allowed(SearchFilters(tags_any=("idea",), folder="Projects"),
-                                  REFERENCE, engine.memories.iter_memories)
+    idea = engine.search.filters.allowed(SearchFilters(tags_any=("idea",), folder="Projects"),
+                                  REFERENCE, engine.store.iter_memories)
     assert "Projects/Fresh.md" in idea
 
 
 def test_another_processs_catalog_write_rebuilds_the_index(app: App) -> None:
-    engine = app.engine
+    engine = app
     everything = SearchFilters(tags_any=("project",))
-    before = engine.filters.allowed(everything, REFERENCE, engine.memories.iter_memories)
+    before = engine.search.filters.allowed(everything, REFERENCE, engine.store.iter_memories)
     other = Catalog(engine.catalog.path)  # a second connection, as another process has
     try:
         gone = sorted(before)[0]
         other.apply(deletes=[gone])
     finally:
         other.close()
-    after = engine.filters.allowed(everything, REFERENCE, engine.memories.iter_memories)
+    after = engine.search.filters.allowed(everything, REFERENCE, engine.store.iter_memories)
     assert after == before - {gone}
 
 
@@ -226,7 +222,7 @@ def test_a_filter_naming_no_folder_or_tag_is_an_error_not_an_empty_answer(
     shared_app: App, filters: SearchFilters, message: str
 ) -> None:
     with pytest.raises(InvalidInput, match=re.escape(message)):
-        shared_app.engine.search("project words", REFERENCE, filters=filters)
+        shared_app.search.search("project words", REFERENCE, filters=filters)
     api = shared_app.api(clock=lambda: REFERENCE)
     with pytest.raises(InvalidInput, match=re.escape(message)):
         body = {"query": "project words", "folder": filters.folder,
@@ -237,8 +233,8 @@ def test_a_filter_naming_no_folder_or_tag_is_an_error_not_an_empty_answer(
 def test_a_filtered_search_reads_no_full_catalog(
     app: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    engine = app.engine
-    engine.search("project words", REFERENCE, filters=SearchFilters(folder="Inbox"))
+    engine = app
+    engine.search.search("project words", REFERENCE, filters=SearchFilters(folder="Inbox"))
 
     def no_full_read() -> dict[str, NoteRecord]:
         raise AssertionError("a filtered search read every catalog row")
@@ -246,6 +242,6 @@ def test_a_filtered_search_reads_no_full_catalog(
     monkeypatch.setattr(engine.catalog, "records", no_full_read)
     for filters in (SearchFilters(folder="Projects"), SearchFilters(tags_any=("idea",)),
                     SearchFilters(type="fact", window_days=30)):
-        hits = engine.search("words about", REFERENCE, filters=filters)["results"]
-        allowed = engine.filters.allowed(filters, REFERENCE, engine.memories.iter_memories)
+        hits = engine.search.search("words about", REFERENCE, filters=filters)["results"]
+        allowed = engine.search.filters.allowed(filters, REFERENCE, engine.store.iter_memories)
         assert hits and {hit["path"] for hit in hits} <= allowed

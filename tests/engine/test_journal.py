@@ -24,10 +24,10 @@ MEMORY = "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
 pytestmark = pytest.mark.timeout(120)
 
 
-def _app(tmp_path: Path, journal: UsageJournal) -> App:
+def _app(tmp_path: Path) -> App:
     settings = load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": tmp_path / "vault", "data_dir": tmp_path / "data", "embedding_model": "fake"})
-    return build_app(settings, journal=journal)
+    return build_app(settings, daemon=True)
 
 
 @pytest.fixture
@@ -37,16 +37,16 @@ def vault(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def app(tmp_path: Path, vault: Path) -> Iterator[App]:
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
-    app = _app(tmp_path, journal)
-    app.engine.reindex()
+    app = _app(tmp_path)
+    journal = app.journal
+    app.sync.reindex()
     yield app
     app.close()
     journal.close()
 
 
 def _store(app: App) -> MemoryStore:
-    store = app.engine.memories
+    store = app.store
     assert store.journal is not None
     return store
 
@@ -63,10 +63,10 @@ def _without_stm(text: str) -> list[str]:
 
 def test_touch_is_visible_at_once_and_written_on_flush(app: App, vault: Path) -> None:
     before = (vault / MEMORY).read_bytes()
-    view = app.engine.touch(MEMORY_ID, REFERENCE)
+    view = app.uses.touch(MEMORY_ID, REFERENCE)
     assert view["use_count"] == 7
     assert (vault / MEMORY).read_bytes() == before  # not written yet
-    assert app.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 7  # but visible
+    assert app.views.get(MEMORY_ID, REFERENCE)["use_count"] == 7  # but visible
     report = _store(app).flush()
     assert report.written == [MEMORY]
     text = (vault / MEMORY).read_text(encoding="utf-8")
@@ -78,7 +78,7 @@ def test_touch_is_visible_at_once_and_written_on_flush(app: App, vault: Path) ->
 def test_listing_memories_shows_pending_state_from_one_journal_read(
     app: App, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    app.engine.touch(MEMORY_ID, REFERENCE)
+    app.uses.touch(MEMORY_ID, REFERENCE)
     store = _store(app)
     reads: list[str] = []
     for name in ("get", "all"):
@@ -99,7 +99,7 @@ def test_many_touches_coalesce_into_one_write(app: App, vault: Path,
     monkeypatch.setattr(memory_store, "edit_memory_note",
                         lambda root, path, *a: writes.append(path) or real(root, path, *a))
     for _ in range(50):
-        app.engine.touch(MEMORY_ID, REFERENCE)
+        app.uses.touch(MEMORY_ID, REFERENCE)
     _store(app).flush()
     assert len(writes) == 1
     assert "stm_use_count: 56" in (vault / MEMORY).read_text(encoding="utf-8")
@@ -141,7 +141,7 @@ def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb
     for _ in range(20):
         api.call("touch", {"id": MEMORY_ID})
     assert writes == Counter() and reads == Counter({MEMORY: 1})
-    assert app.engine.flush_usage().written == [MEMORY]
+    assert app.sync.flush_usage().written == [MEMORY]
     assert reads == Counter({MEMORY: 2}) and writes == Counter({MEMORY: 1})
     assert lance_writes == []
     after = app.catalog.records_for([MEMORY])[MEMORY]
@@ -149,8 +149,8 @@ def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb
     assert after.file_hash == sha256_bytes((app.root / MEMORY).read_bytes())
     assert (after.mtime_ns, after.size) == (lambda st: (st.st_mtime_ns, st.st_size))(
         (app.root / MEMORY).stat())
-    assert app.engine.sync_paths([MEMORY]).touched == 0  # the watcher's echo: nothing to do
-    assert app.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 26
+    assert app.sync.sync_paths([MEMORY]).touched == 0  # the watcher's echo: nothing to do
+    assert app.views.get(MEMORY_ID, REFERENCE)["use_count"] == 26
     assert reads == Counter({MEMORY: 2})  # and neither needed the note read again
 
 
@@ -161,7 +161,7 @@ def test_the_watchers_echo_during_a_flush_reads_no_note(
     is known as written from the moment it is, so that sync reads nothing either."""
     from vaultmem.vault import notes
 
-    app.engine.touch(MEMORY_ID, REFERENCE)
+    app.uses.touch(MEMORY_ID, REFERENCE)
     reads: Counter[str] = Counter()
     parse = notes._read_regular
 
@@ -171,9 +171,9 @@ def test_the_watchers_echo_during_a_flush_reads_no_note(
 
     echoes = []
     _between_write_and_record(app, monkeypatch,
-                              lambda: echoes.append(app.engine.sync_paths([MEMORY])))
+                              lambda: echoes.append(app.sync.sync_paths([MEMORY])))
     monkeypatch.setattr(notes, "_read_regular", counted_parse)
-    assert app.engine.flush_usage().written == [MEMORY]
+    assert app.sync.flush_usage().written == [MEMORY]
     assert reads == Counter() and [e.meta_changed for e in echoes] == [1]
     assert app.catalog.records_for([MEMORY])[MEMORY].file_hash == sha256_bytes(
         (app.root / MEMORY).read_bytes())
@@ -183,7 +183,7 @@ def test_a_note_edited_after_the_flush_is_read_again(
     app: App, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The catalog takes a flushed note as written only while the file is as written."""
-    app.engine.touch(MEMORY_ID, REFERENCE)
+    app.uses.touch(MEMORY_ID, REFERENCE)
     path = app.root / MEMORY
 
     def user_edit() -> None:
@@ -191,7 +191,7 @@ def test_a_note_edited_after_the_flush_is_read_again(
                         encoding="utf-8")
 
     _between_write_and_record(app, monkeypatch, user_edit)
-    assert app.engine.flush_usage().written == [MEMORY]
+    assert app.sync.flush_usage().written == [MEMORY]
     record = app.catalog.records_for([MEMORY])[MEMORY]
     assert record.file_hash == sha256_bytes(path.read_bytes())
 
@@ -219,7 +219,7 @@ def test_concurrent_touches_lose_no_increment(app: App, vault: Path) -> None:
 
     def client() -> None:
         for _ in range(200):
-            app.engine.touch(MEMORY_ID, REFERENCE)
+            app.uses.touch(MEMORY_ID, REFERENCE)
 
     threads = [threading.Thread(target=client) for _ in range(8)]
     for t in threads:
@@ -233,15 +233,15 @@ def test_concurrent_touches_lose_no_increment(app: App, vault: Path) -> None:
 
 
 def test_pending_touches_survive_a_restart(tmp_path: Path, vault: Path) -> None:
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
-    app = _app(tmp_path, journal)
-    app.engine.reindex()
+    app = _app(tmp_path)
+    journal = app.journal
+    app.sync.reindex()
     for _ in range(3):
-        app.engine.touch(MEMORY_ID, REFERENCE)
+        app.uses.touch(MEMORY_ID, REFERENCE)
     # no flush, no close: as after kill -9; a new process opens the same journal
-    journal2 = UsageJournal(tmp_path / "data" / "usage.sqlite3")
-    app2 = _app(tmp_path, journal2)
-    assert app2.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 9
+    app2 = _app(tmp_path)
+    journal2 = app2.journal
+    assert app2.views.get(MEMORY_ID, REFERENCE)["use_count"] == 9
     _store(app2).flush()
     assert "stm_use_count: 9" in (vault / MEMORY).read_text(encoding="utf-8")
     for a, j in ((app, journal), (app2, journal2)):
@@ -250,7 +250,7 @@ def test_pending_touches_survive_a_restart(tmp_path: Path, vault: Path) -> None:
 
 
 def test_user_edit_while_a_write_is_pending_wins(app: App, vault: Path) -> None:
-    app.engine.touch(MEMORY_ID, REFERENCE, boost=True)
+    app.uses.touch(MEMORY_ID, REFERENCE, boost=True)
     path = vault / MEMORY
     edited = path.read_text(encoding="utf-8").replace(
         "tags:", "# my own comment\ntags:", 1) + "\nA line the user added.\n"
@@ -268,7 +268,7 @@ def test_a_concurrent_edit_during_flush_keeps_the_write_pending(
     from vaultmem.engine import memory_store
     from vaultmem.errors import ConcurrentEdit
 
-    app.engine.touch(MEMORY_ID, REFERENCE)
+    app.uses.touch(MEMORY_ID, REFERENCE)
 
     def refuse(*args: object, **kwargs: object) -> str:
         raise ConcurrentEdit("the note changed")
@@ -283,7 +283,7 @@ def test_a_concurrent_edit_during_flush_keeps_the_write_pending(
 
 def test_archive_after_pending_touches_keeps_them(app: App, vault: Path) -> None:
     forget_id = "d8768a8d-2adb-41e7-98f9-0fbdb7770399"
-    app.engine.touch(forget_id, REFERENCE)  # pending use_count 2
+    app.uses.touch(forget_id, REFERENCE)  # pending use_count 2
     app.lifecycle.gc(REFERENCE.replace(year=2027), apply=True)
     archived = vault / "memories/archive/2026-09-20 pihole-container-restart-after-update.md"
     text = archived.read_text(encoding="utf-8")

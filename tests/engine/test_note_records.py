@@ -34,11 +34,11 @@ def _warnings(status: dict[str, object]) -> dict[str, str]:
 @pytest.mark.timeout(60)
 def test_dates_ahead_are_judged_at_the_callers_now_and_never_stored(tmp_path: Path) -> None:
     with fake_app(_vault(tmp_path / "vault"), tmp_path / "data") as app:
-        assert app.engine.catalog.records()[NOTE].reason == ""
-        before = _warnings(app.engine.status(BEFORE, per_file=True))
+        assert app.catalog.records()[NOTE].reason == ""
+        before = _warnings(app.status.status(BEFORE, per_file=True))
         assert before == {NOTE: "memory left alone: stm_created 2030-01-01T00:00:00+00:00 "
                                 "is in the future"}
         files = {f["path"]: f["reason"]
-                 for f in app.engine.status(BEFORE, per_file=True)["coverage"]["files"]}
+                 for f in app.status.status(BEFORE, per_file=True)["coverage"]["files"]}
         assert files[NOTE].endswith("is in the future") and files["Plain.md"] == ""
-        assert _warnings(app.engine.status(AFTER)) == {}
+        assert _warnings(app.status.status(AFTER)) == {}

@@ -19,7 +19,6 @@ from tests.cli._support import REFERENCE, ago, memory_note
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.core.consolidation import cluster_id
-from vaultmem.engine.journal import UsageJournal
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -47,15 +46,12 @@ def _app(tmp_path: Path, mode: str) -> Iterator[App]:
     settings = load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": str(vault), "data_dir": str(data), "embedding_model": "fake"})
     data.mkdir()
-    journal = UsageJournal(data / "usage.sqlite3") if mode == "daemon" else None
-    app = build_app(settings, journal=journal)
+    app = build_app(settings, daemon=mode == "daemon")
     try:
-        app.engine.reindex()
+        app.sync.reindex()
         yield app
     finally:
         app.close()
-        if journal is not None:
-            journal.close()
 
 
 @contextmanager
@@ -80,7 +76,8 @@ def counted(app: App, monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]
     for module in [m for name, m in sys.modules.items() if name.startswith("vaultmem.")]:
         if getattr(module, "scan_vault", None) is scan:
             monkeypatch.setattr(module, "scan_vault", counting("scan", scan))
-    note_vectors = app.engine.note_vectors
+    index = app.index()  # the chunk index the use cases open (one per App)
+    note_vectors = index.note_vectors
 
     def asked(paths: Any) -> Any:
         paths = list(paths)
@@ -88,7 +85,7 @@ def counted(app: App, monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]
             vectors.append(len(paths))
         return note_vectors(paths)
 
-    monkeypatch.setattr(app.engine, "note_vectors", asked)
+    monkeypatch.setattr(index, "note_vectors", asked)
     yield counts
     live[0] = False
     counts["vectors asked"] = len(vectors)

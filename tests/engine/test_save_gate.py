@@ -258,7 +258,7 @@ def test_an_archived_memory_is_not_reinforced(app: App, api: Api) -> None:
     path.write_text(path.read_text(encoding="utf-8").replace("stm_status: active",
                                                              "stm_status: archived"),
                     encoding="utf-8")
-    app.engine.sync_paths([first["memory"]["path"]])
+    app.sync.sync_paths([first["memory"]["path"]])
     again = api.call("save", {"content": PARAPHRASE})
     assert again["created"] is True
 

@@ -34,7 +34,7 @@ def make_app(tmp_path: Path, vault: Path, model: str = "fake", **overrides: obje
         "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": model,
         **overrides})
     app = build_app(settings)
-    app.engine.reindex()
+    app.sync.reindex()
     return app
 
 

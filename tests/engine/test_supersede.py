@@ -169,7 +169,7 @@ def detecting_app(tmp_path: Path, **overrides: object) -> App:
         "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake",
         "update_cosine": 0.3, **overrides})
     app = build_app(settings)
-    app.engine.reindex()
+    app.sync.reindex()
     return app
 
 

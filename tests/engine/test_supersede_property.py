@@ -37,7 +37,7 @@ class SupersedeMachine(RuleBasedStateMachine):
             "vault": str(vault), "data_dir": str(self.tmp / "data"), "embedding_model": "fake",
             "update_cosine": 0.3, "auto_supersede": True})  # detected updates linked too
         self.app: App = build_app(config)
-        self.app.engine.reindex()
+        self.app.sync.reindex()
         self.now = START
         self.saved: set[str] = set()
         self.n = 0

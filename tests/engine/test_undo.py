@@ -71,7 +71,7 @@ def test_undo_puts_back_exactly_what_a_sweep_archived_and_promoted(app: App, api
 def test_undo_takes_back_a_merge_and_archives_the_merged_note(app: App, api: Api) -> None:
     memory_note(app.root, "kettle-descaling", use_count=2, last_used=ago(hours=5), body=KETTLE,
                 memory_id="m-kettle-2")
-    app.engine.reindex()
+    app.sync.reindex()
     before = digest(app.root)
     [cluster] = api.call("clusters", {})["clusters"]
     merged = api.call("merge_cluster", {"cluster_id": cluster["id"]})

@@ -20,7 +20,7 @@ def fake_app(vault: Path, data: Path, **overrides: Any) -> Iterator[App]:
         "vault": str(vault), "data_dir": str(data), "embedding_model": "fake", **overrides})
     app = build_app(settings)
     try:
-        app.engine.reindex()
+        app.sync.reindex()
         yield app
     finally:
         app.close()

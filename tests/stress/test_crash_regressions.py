@@ -22,8 +22,6 @@ from tests.stress.crash_harness import (
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine import memory_store
-from vaultmem.engine.consolidation import Consolidator
-from vaultmem.engine.journal import UsageJournal
 from vaultmem.errors import ConcurrentEdit
 from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.writes import remove_stale_temp_files
@@ -31,17 +29,15 @@ from vaultmem.vault.writes import remove_stale_temp_files
 
 @pytest.fixture
 def journalled_app(tmp_path: Path) -> Iterator[App]:
-    journal = UsageJournal(tmp_path / "data" / "usage.sqlite3")
     settings = load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": copy_vault(SAMPLE_VAULT, tmp_path / "vault"), "data_dir": tmp_path / "data",
         "embedding_model": "fake"})
-    app = build_app(settings, journal=journal)
-    app.engine.reindex()
+    app = build_app(settings, daemon=True)
+    app.sync.reindex()
     try:
         yield app
     finally:
         app.close()
-        journal.close()
 
 
 @pytest.mark.timeout(60)
@@ -50,7 +46,7 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
 ) -> None:
     """A sweep used to write the state it planned with, undoing uses (and pins) recorded
     between its plan and its writes: acknowledged touches were lost, pinned notes archived."""
-    lifecycle, engine = journalled_app.lifecycle, journalled_app.engine
+    lifecycle, uses, views = journalled_app.lifecycle, journalled_app.uses, journalled_app.views
     planned = lifecycle.plan
     touched: dict[str, int] = {}
     pinned: list[str] = []
@@ -58,8 +54,8 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
     def plan_then_use(now: Any) -> Any:
         memories, plan = planned(now)
         for item in plan.promote + plan.archive[1:]:
-            touched[item.id] = engine.touch(item.id, now)["use_count"]
-        engine.set_pinned(plan.archive[0].id, True, now)
+            touched[item.id] = uses.touch(item.id, now)["use_count"]
+        uses.set_pinned(plan.archive[0].id, True, now)
         pinned.append(plan.archive[0].id)
         return memories, plan
 
@@ -67,9 +63,9 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
     result = lifecycle.sweep(REFERENCE, dry_run=False)
     assert result["promoted"] and result["archived"]
     for ref, uses in touched.items():
-        assert engine.get(ref, REFERENCE)["use_count"] == uses
+        assert views.get(ref, REFERENCE)["use_count"] == uses
     assert pinned[0] not in {move["id"] for move in result["archived"]}
-    view = engine.get(pinned[0], REFERENCE)
+    view = views.get(pinned[0], REFERENCE)
     assert view["pinned"] and view["status"] == "active"
 
 
@@ -77,10 +73,10 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
 def test_flush_finds_a_memory_renamed_before_the_index_saw_it(journalled_app: App) -> None:
     """A flush used to drop the pending uses of a memory renamed since the catalog last saw
     it ("memory gone"), so acknowledged touches vanished after a user's rename."""
-    store = journalled_app.engine.memories
+    store = journalled_app.store
     assert store.journal is not None
     ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
-    uses = journalled_app.engine.touch(ref, REFERENCE)["use_count"]
+    uses = journalled_app.uses.touch(ref, REFERENCE)["use_count"]
     old = journalled_app.root / "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
     new = journalled_app.root / "Inbox/Sessions.md"
     os.rename(old, new)  # no watcher here: the catalog still lists the old path
@@ -96,7 +92,7 @@ def test_flush_waits_for_a_move_in_progress(
 ) -> None:
     """A flush used to write a memory while a sweep was moving it (between the new name's
     link and the old name's unlink): the flushed copy was then unlinked, losing its uses."""
-    engine, store = journalled_app.engine, journalled_app.engine.memories
+    store = journalled_app.store
     assert store.journal is not None
     ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
     uses: list[int] = []
@@ -104,7 +100,7 @@ def test_flush_waits_for_a_move_in_progress(
     def move_with_a_flush_inside(src: Path, dst: Path) -> None:
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.link(src, dst)
-        uses.append(engine.touch(ref, REFERENCE)["use_count"])  # pending, for the old path
+        uses.append(journalled_app.uses.touch(ref, REFERENCE)["use_count"])  # pending, old path
         flusher = threading.Thread(target=store.flush)
         flusher.start()
         flusher.join(timeout=0.5)
@@ -129,8 +125,8 @@ def test_save_answers_when_its_note_is_moved_at_once(
 ) -> None:
     """A save used to re-read its new note to answer: when the user moved the note at once,
     the written memory was answered with 404, and a client would save it again."""
-    engine, root = journalled_app.engine, journalled_app.root
-    sync = engine.sync_paths
+    sync_part, root = journalled_app.sync, journalled_app.root
+    sync = sync_part.sync_paths
     moved: list[str] = []
 
     def move_then_sync(paths: Any) -> Any:
@@ -140,7 +136,7 @@ def test_save_answers_when_its_note_is_moved_at_once(
                 moved.append(path)
         return sync(paths)
 
-    monkeypatch.setattr(engine, "sync_paths", move_then_sync)
+    monkeypatch.setattr(sync_part, "sync_paths", move_then_sync)
     content = "The garage door opener switched to a rolling code in May 2026."
     answer = journalled_app.lifecycle.save(content, REFERENCE)
     assert answer["created"] and answer["memory"]["path"] == moved[0]
@@ -170,11 +166,11 @@ def test_sweep_and_merge_survive_a_note_moved_under_them(
     monkeypatch.setattr(memory_store, "edit_memory_note", write)
     moved_id = memory_id(renamed[0].read_text(encoding="utf-8"))
     assert moved_id not in {m["id"] for m in first["archived"]}
-    app.engine.sync_paths(["Inbox/Renamed by hand.md"])  # what the watcher would do
+    app.sync.sync_paths(["Inbox/Renamed by hand.md"])  # what the watcher would do
     second = app.lifecycle.sweep(REFERENCE, dry_run=False)
     assert [m["id"] for m in second["finished_moves"]] == [moved_id]
 
-    consolidator = Consolidator(app.engine, app.lifecycle)
+    consolidator = app.consolidator
     cluster = consolidator.list_clusters(REFERENCE)["clusters"][0]
     merged = consolidator._write_merged
 

@@ -370,7 +370,7 @@ def test_notes_that_change_between_the_scan_and_the_read(
     monkeypatch.setattr(indexer_module, "scan_vault", scan_then_change)
     app = build_app(load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": root, "data_dir": tmp_path / "data", "embedding_model": "fake"}))
-    worker = threading.Thread(target=app.engine.reindex, daemon=True)
+    worker = threading.Thread(target=app.sync.reindex, daemon=True)
     try:
         worker.start()
         worker.join(timeout=LEVEL.pick(30, 60))

@@ -27,7 +27,6 @@ from pathlib import Path
 
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.memory_store import MemoryStore
 
 START = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
@@ -55,27 +54,27 @@ class Device:
     def __init__(self, name: str, vault: Path, data: Path, clock: list[datetime]) -> None:
         self.name = name
         self.vault = vault
-        self.journal = UsageJournal(data / "usage.sqlite3")
         settings = load_settings(data / "none.toml", env={}, overrides={
             "vault": vault, "data_dir": data, "embedding_model": "fake", "device_id": name})
-        self.app: App = build_app(settings, journal=self.journal)
+        self.app: App = build_app(settings, daemon=True)
+        self.journal = self.app.journal
         self.api = self.app.api(clock=lambda: clock[0])
-        self.app.engine.reindex()
+        self.app.sync.reindex()
 
     @property
     def store(self) -> MemoryStore:
-        store = self.app.engine.memories
+        store = self.app.store
         assert store.journal is not None
         return store
 
     def flush(self) -> None:
         report = self.store.flush()
         if report.written:
-            self.app.engine.sync_paths(report.written)
+            self.app.sync.sync_paths(report.written)
 
     def notice(self) -> None:
         """What the daemon's watcher does after files changed on disk."""
-        self.app.engine.reindex()
+        self.app.sync.reindex()
 
     def close(self) -> None:
         self.app.close()

@@ -12,10 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from vaultmem.engine.engine import Engine
-from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
-from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.undo import Undoer
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError
@@ -34,27 +31,22 @@ _UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[JSON], list[str]]]]
 
 
 class MemoryOps:
-    engine: Engine
-    lifecycle: Lifecycle
+    admin: MemoryAdmin
+    undoer: Undoer | None  # None: no operation log was given
     lane: WriteLane
-    operations: OperationLog | None
 
     def _memory_type(self, given: str | None) -> str | None:
         raise NotImplementedError  # the Api's own
 
     @property
-    def _admin(self) -> MemoryAdmin:
-        return MemoryAdmin(self.lifecycle)
-
-    @property
     def _undoer(self) -> Undoer:
-        if self.operations is None:
+        if self.undoer is None:
             raise DaemonError("undo is not available here: no operation log was given")
-        return Undoer(self._admin, self.operations)
+        return self.undoer
 
     def recorded_handlers(self, handlers: dict[str, Handler]) -> dict[str, Handler]:
         """`handlers` with sweep, gc, promote and merge_cluster recording what they apply."""
-        if self.operations is None:
+        if self.undoer is None:
             return handlers
         wrapped = dict(handlers)
         for op, (applies, created) in _UNDOABLE.items():
@@ -82,13 +74,13 @@ class MemoryOps:
             type=self._memory_type(body.get("type")), decision=body.get("decision"),
             pinned=body.get("pinned"),
         )
-        return self._admin.list_memories(now, filters, sort=body["sort"], limit=body["limit"])
+        return self.admin.list_memories(now, filters, sort=body["sort"], limit=body["limit"])
 
     def _op_forget(self, body: JSON, now: datetime) -> JSON:
         with self.lane.hold("forget"):
-            return self._admin.forget(body["id"], now)
+            return self.admin.forget(body["id"], now)
 
     def _op_edit(self, body: JSON, now: datetime) -> JSON:
         with self.lane.hold("edit"):
-            return self._admin.edit(body["id"], now, content=body.get("content"),
+            return self.admin.edit(body["id"], now, content=body.get("content"),
                                     title=body.get("title"), tags=body.get("tags"))

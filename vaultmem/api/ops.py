@@ -7,7 +7,7 @@ docs/protocol.md. Errors are VaultmemError subclasses; each edge turns them into
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -15,16 +15,21 @@ from vaultmem import __version__
 from vaultmem.api.memory_ops import OPERATIONS as MEMORY_OPERATIONS
 from vaultmem.api.memory_ops import MemoryOps
 from vaultmem.api.validation import validate_body
-from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.ranking import MATCH_THRESHOLD
-from vaultmem.engine.engine import Engine, SearchFilters
-from vaultmem.engine.freshness import unindexed_changes
+from vaultmem.engine.filters import SearchFilters
+from vaultmem.engine.freshness import Freshness
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.indexer import Progress
 from vaultmem.engine.lifecycle import Lifecycle
-from vaultmem.engine.operation_log import OperationLog
-from vaultmem.engine.reconcile import Reconciler, duplicates_report
+from vaultmem.engine.memory_admin import MemoryAdmin
+from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.search import Search
+from vaultmem.engine.status import Status
+from vaultmem.engine.undo import Undoer
 from vaultmem.engine.updates import Updates
+from vaultmem.engine.uses import Uses
+from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError, InvalidInput
 
@@ -52,26 +57,44 @@ class Api(MemoryOps):
     def __init__(
         self,
         *,
-        engine: Engine,
+        vault_name: str,
+        memory_types: Collection[str],
+        search: Search,
+        views: Views,
+        uses: Uses,
+        status: Status,
+        sync: IndexSync,
+        freshness: Freshness,
         lifecycle: Lifecycle,
         reconciler: Reconciler,
         restorer: Restorer,
         updates: Updates,
+        admin: MemoryAdmin,
         consolidator: Consolidator | None = None,
+        undoer: Undoer | None = None,
         daemon_status: Callable[[], dict[str, Any]] | None = None,
         reindex: Callable[[bool], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,
-        operations: OperationLog | None = None,
         lane: WriteLane | None = None,
     ) -> None:
-        """The parts come from the composition root (`App.api`). Without a consolidator,
-        clusters and merges answer that they are unavailable. `reindex` replaces the
-        in-process reindex (the daemon's keeps its progress for `status`); `progress` follows
-        the in-process one. `lane` is the process's one write lane, shared with the daemon's
-        scheduled jobs (a lane of its own when none is given)."""
-        self.engine = engine
+        """The parts come from the composition root (`App.api`); `memory_types` are the
+        known types (the built-in ones and those given a half-life). Without a consolidator,
+        clusters and merges answer that they are unavailable; without an undoer, undo does.
+        `reindex` replaces the in-process reindex (the daemon's keeps its progress for
+        `status`); `progress` follows the in-process one. `lane` is the process's one write
+        lane, shared with the daemon's scheduled jobs (a lane of its own when none is given)."""
+        self.vault_name = vault_name
+        self.memory_types = sorted(memory_types)
+        self.search = search
+        self.views = views
+        self.uses = uses
+        self.status = status
+        self.sync = sync
+        self.freshness = freshness
         self.lifecycle = lifecycle
+        self.admin = admin
+        self.undoer = undoer
         self.consolidator = consolidator
         self.daemon_status = daemon_status
         self._reindex = reindex
@@ -83,7 +106,6 @@ class Api(MemoryOps):
         # saves, sweeps, merges and reindexes move files and write the index: one at a time,
         # in the lane the scheduled jobs hold too (engine/write_lane.py)
         self.lane = lane if lane is not None else WriteLane()
-        self.operations = operations  # what sweeps and merges applied, for `undo`
         self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = self.recorded_handlers({
             op: getattr(self, f"_op_{op}") for op in self.OPERATIONS
         })
@@ -98,16 +120,16 @@ class Api(MemoryOps):
     # operations ---------------------------------------------------------------------------
 
     def _op_health(self, body: JSON, now: datetime) -> JSON:
-        return {"status": "ok", "version": __version__, "vault": self.engine.params.vault_name}
+        return {"status": "ok", "version": __version__, "vault": self.vault_name}
 
     def _op_status(self, body: JSON, now: datetime) -> JSON:
-        snapshot = self.engine.memories.snapshot()  # the catalog and the vault, read once
-        data = self.engine.status(now, per_file=body["files"], snapshot=snapshot)
-        data["sync"] = duplicates_report(self.engine, snapshot)
+        snapshot = self.status.snapshot()  # the catalog and the vault, read once
+        data = self.status.status(now, per_file=body["files"], snapshot=snapshot)
+        data["sync"] = self.reconciler.report(snapshot)
         if self.daemon_status is not None:
             data["daemon"] = self.daemon_status()
         else:  # nothing watches the vault: say how far the index is behind it
-            data["unindexed_changes"] = unindexed_changes(snapshot)
+            data["unindexed_changes"] = self.freshness.unindexed_changes(snapshot)
         return data
 
     def _op_search(self, body: JSON, now: datetime) -> JSON:
@@ -119,10 +141,10 @@ class Api(MemoryOps):
             include_regular=not body["memories_only"],
         )
         floor = MATCH_THRESHOLD if body["matched_only"] else 0.0
-        answer = self.engine.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
+        answer = self.search.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
                                     include_review=body["include_review"],
                                     min_relevance=max(floor, body.get("min_relevance", 0.0)))
-        building = self.engine.indexer.progress.building()
+        building = self.sync.building()
         if building is not None:  # the first index (or a rebuild) runs: results are partial
             answer["indexing"] = building
         return answer
@@ -132,16 +154,16 @@ class Api(MemoryOps):
         if given is None:
             return None
         wanted = given.strip().casefold()
-        known = sorted({*MEMORY_TYPES, *self.engine.params.decay.type_half_lives})
+        known = self.memory_types
         if wanted not in known:
             raise InvalidInput(f"unknown memory type {given!r}: use one of {', '.join(known)}")
         return wanted
 
     def _op_related(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.related(_ref(body), k=body["top_k"])
+        return self.search.related(_ref(body), k=body["top_k"])
 
     def _op_get(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.get(body["id"], now)
+        return self.views.get(body["id"], now)
 
     def _op_save(self, body: JSON, now: datetime) -> JSON:
         with self.lane.hold("save"):
@@ -153,19 +175,19 @@ class Api(MemoryOps):
             )
 
     def _op_touch(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.touch(_ref(body), now, boost=body["boost"])
+        return self.uses.touch(_ref(body), now, boost=body["boost"])
 
     def _op_feedback(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.feedback(body["id"], body["helpful"], now)
+        return self.uses.feedback(body["id"], body["helpful"], now)
 
     def _op_pin(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.set_pinned(body["id"], body["pinned"], now)
+        return self.uses.set_pinned(body["id"], body["pinned"], now)
 
     def _op_observe(self, body: JSON, now: datetime) -> JSON:
-        return self.engine.observe(body["ids"], body["context_tags"], now)
+        return self.uses.observe(body["ids"], body["context_tags"], now)
 
     def _op_review(self, body: JSON, now: datetime) -> JSON:
-        data = self.engine.review(now, limit=body["limit"])
+        data = self.views.review(now, limit=body["limit"])
         data["updates"] = self.updates.proposals(now, limit=body["limit"])
         return data
 
@@ -208,7 +230,7 @@ class Api(MemoryOps):
         with self.lane.hold("reindex"):
             if self._reindex is not None:
                 return self._reindex(body["full"])
-            report = self.engine.reindex(full=body["full"], progress=self._progress)
+            report = self.sync.reindex(full=body["full"], progress=self._progress)
         return report.to_json()
 
     def _consolidator(self) -> Consolidator:

@@ -59,10 +59,8 @@ class Context:
         data_dir = self.paths.data_dir
         if is_held(data_dir / "daemon.lock"):
             return self._call_daemon(data_dir, op, body)
-        from vaultmem.engine.freshness import bring_up_to_date
-
         with self.app() as app:
-            bring_up_to_date(app, op, self.now)
+            app.freshness.bring_up_to_date(op, self.now)
             return app.api(clock=lambda: self.now, progress=progress).call(op, body)
 
     def check_writes_at_now(self, writes: bool, allowed: bool) -> None:

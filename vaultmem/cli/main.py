@@ -297,13 +297,14 @@ def run(ctx: Context, log_level: str) -> None:
     """Run the daemon in the foreground (what the service units run)."""
     import logging
 
-    from vaultmem.app import build_daemon
+    from vaultmem.app import build_app, daemon_params
+    from vaultmem.daemon.run import Daemon
 
     logging.basicConfig(level=log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("apscheduler", "sentence_transformers", "httpx"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
-    daemon = build_daemon(ctx.settings)
+    daemon = Daemon(daemon_params(ctx.settings), build_app(ctx.settings, daemon=True))
     daemon.start()
     assert daemon.server is not None and daemon.app is not None
     click.echo(f"vaultmem {__version__} serving {daemon.app.root} at {daemon.server.url}",

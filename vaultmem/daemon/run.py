@@ -1,11 +1,13 @@
 """`vaultmem run`: the long-lived process that serves one vault.
 
-Start order: lock → journal → engine → socket (answers at once) → watcher → start-up
-reconciliation in the background (the socket reports its progress) → scheduler. Stop order is
-the reverse, with a last flush of pending usage writes. All index writes go through the
-engine's sync lock, so the watcher, the scheduler and API calls never write concurrently; the
-scheduled sweep, reconcile and consolidation hold the App's write lane, the one the requests
-that move notes hold (engine/write_lane.py), so a job and a request never interleave.
+It is given a finished App (`app.build_app(settings, daemon=True)`: its stores open, the usage
+journal included; opening them writes nothing). Start order: lock → socket (answers at once) →
+watcher → start-up reconciliation in the background (the socket reports its progress) →
+scheduler. Stop order is the reverse, with a last flush of pending usage writes, then the App
+is closed. All index writes go through the App's one index writer (`IndexSync`), so the
+watcher, the scheduler and API calls never write concurrently; the scheduled sweep, reconcile
+and consolidation hold the App's write lane, the one the requests that move notes hold
+(engine/write_lane.py), so a job and a request never interleave.
 """
 
 from __future__ import annotations
@@ -18,25 +20,21 @@ import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vaultmem import __version__
 from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.server import ApiServer
+from vaultmem.app import App, DaemonParams
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
 from vaultmem.daemon.scheduler import Job, Scheduler
 from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.engine.indexer import SyncReport
-from vaultmem.engine.journal import FlushReport, UsageJournal
-from vaultmem.engine.memory_admin import MemoryAdmin
-from vaultmem.engine.undo import Undoer
+from vaultmem.engine.journal import FlushReport
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
-
-if TYPE_CHECKING:
-    from vaultmem.app import App, DaemonParams
 
 log = logging.getLogger("vaultmem.daemon.run")
 DAEMON_FILE = "daemon.json"
@@ -45,7 +43,7 @@ TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often aft
 
 class IndexingStatus:
     """The last start-up (or on-demand) index run's report or error, and whether one runs; the
-    work in progress itself is the engine's (`Engine.indexing`)."""
+    work in progress itself is the index writer's (`IndexSync.indexing`)."""
 
     def __init__(self) -> None:
         self.running = False
@@ -60,13 +58,12 @@ class IndexingStatus:
 
 
 class Daemon:
-    """Built by `app.build_daemon`: `params` are its values, `build` makes its App around the
-    usage journal it opens."""
+    """`params` are its values (`app.daemon_params`), `app` its parts, built and open
+    (`app.build_app(settings, daemon=True)`); the daemon closes the App when it stops."""
 
-    def __init__(self, params: DaemonParams, build: Callable[[UsageJournal], App]) -> None:
+    def __init__(self, params: DaemonParams, app: App) -> None:
         self.params = params
         self.data_dir = params.data_dir
-        self._build = build
         self.lock = VaultLock(self.data_dir / "daemon.lock")
         self.progress = IndexingStatus()
         self.started_at = datetime.now(UTC)
@@ -74,8 +71,7 @@ class Daemon:
         self._threads: list[threading.Thread] = []
         self._consolidated_at: str | None = None
         self._trimmer = Trimmer(TRIM_EVERY_S)
-        self.app: App | None = None
-        self.journal: UsageJournal | None = None
+        self.app: App | None = app
         self.server: ApiServer | None = None
         self.watcher: VaultWatcher | None = None
         self.scheduler: Scheduler | None = None
@@ -85,7 +81,11 @@ class Daemon:
     # lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.lock.acquire()
+        try:
+            self.lock.acquire()
+        except BaseException:
+            self._close_app()
+            raise
         tune_malloc()  # before the index's and the model's native threads start
         try:
             self._start_parts()
@@ -94,8 +94,8 @@ class Daemon:
             raise
 
     def _start_parts(self) -> None:
-        self.journal = UsageJournal(self.data_dir / "usage.sqlite3")
-        app = self.app = self._build(self.journal)
+        app = self.app
+        assert app is not None
         params = self.params
         api = app.api(daemon_status=self.status, reindex=self.reindex)
         token = load_or_create_token(self.data_dir)
@@ -103,13 +103,13 @@ class Daemon:
         self.server.start()
         self._write_daemon_file()
         self.watcher = VaultWatcher(
-            app.root, app.engine.rules, self._on_batch, on_rescan=self._on_rescan,
+            app.root, app.rules, self._on_batch, on_rescan=self._on_rescan,
             debounce_s=params.debounce_s,
         )
         self.watcher.start()
         # a long sync (a large note, the first index) takes the watcher's next batches
         # between its slices: the watcher's own thread may be the one running it
-        app.engine.let_in(self.watcher.take_due, self._after_batch)
+        app.sync.let_in(self.watcher.take_due, self._after_batch)
         self._spawn("vaultmem-startup", self._startup)
         self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
                                    max_pause_s=params.max_write_pause_s)
@@ -136,13 +136,13 @@ class Daemon:
             self.server.stop()
             self.server = None
         (self.data_dir / DAEMON_FILE).unlink(missing_ok=True)
+        self._close_app()
+        self.lock.release()
+
+    def _close_app(self) -> None:
         if self.app is not None:
             self.app.close()
             self.app = None
-        if self.journal is not None:
-            self.journal.close()
-            self.journal = None
-        self.lock.release()
 
     def serve_forever(self) -> int:
         """Run until SIGTERM/SIGINT; returns the process exit code."""
@@ -166,7 +166,7 @@ class Daemon:
         assert self.app is not None
         self.progress.running = True
         try:
-            report = self.app.engine.reindex(full=full)
+            report = self.app.sync.reindex(full=full)
             self._settle_moves(report)
             # Rows written since the last optimise are missing from the full-text index and
             # searched by a scan; after a large indexing run that is up to half the vault.
@@ -178,10 +178,10 @@ class Daemon:
 
     def flush(self) -> FlushReport:
         assert self.app is not None
-        return self.app.engine.flush_usage()
+        return self.app.sync.flush_usage()
 
     def status(self) -> dict[str, Any]:
-        work: dict[str, Any] = self.app.engine.indexing() if self.app else {
+        work: dict[str, Any] = self.app.sync.indexing() if self.app else {
             "running": False, "kind": None, "done": 0, "total": 0, "current": None, "waiting": 0}
         queued = (self.watcher.pending() if self.watcher else 0) + work.pop("waiting")
         return {
@@ -191,7 +191,7 @@ class Daemon:
             "started": self.started_at.isoformat(timespec="seconds"),
             "indexing": self.progress.to_json(work, queued),
             "queue_depth": queued,
-            "pending_usage_writes": len(self.journal) if self.journal else 0,
+            "pending_usage_writes": len(self.app.journal) if self.app else 0,
             "jobs": self.scheduler.status() if self.scheduler else [],
             "model_loaded": bool(getattr(self.app.embedder, "loaded", True)) if self.app else False,
         }
@@ -222,7 +222,7 @@ class Daemon:
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
-            self._after_batch(self.app.engine.sync_paths(paths))
+            self._after_batch(self.app.sync.sync_paths(paths))
 
     def _after_batch(self, report: SyncReport) -> None:
         self._settle_moves(report)
@@ -244,8 +244,8 @@ class Daemon:
         return self.watcher is not None and self.watcher.busy()
 
     def _jobs(self) -> list[Job]:
-        assert self.app is not None and self.journal is not None
-        p, app, journal = self.params, self.app, self.journal
+        assert self.app is not None
+        p, app, journal = self.params, self.app, self.app.journal
         return [
             Job("flush", p.flush_every_s, self.flush, should_run=lambda: len(journal) > 0),
             Job("sweep", p.sweep_every_s, lambda: self._undoable(
@@ -285,10 +285,7 @@ class Daemon:
         assert self.app is not None
         with self.app.lane.hold(kind):
             now = _now()
-            if self.app.operations is None:
-                return run(now)
-            undoer = Undoer(MemoryAdmin(self.app.lifecycle), self.app.operations)
-            return undoer.record(kind, now, lambda: run(now), created)
+            return self.app.undoer.record(kind, now, lambda: run(now), created)
 
     def _optimize_when_settled(self) -> None:
         if self.scheduler is not None and not self._stop.is_set():

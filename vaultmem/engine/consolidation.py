@@ -34,7 +34,7 @@ import contextlib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 
@@ -49,13 +49,17 @@ from vaultmem.core.consolidation import (
 from vaultmem.core.decay import score
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
 from vaultmem.core.sync import consolidated_id
-from vaultmem.engine.engine import Engine
-from vaultmem.engine.lifecycle import Lifecycle, _content_of, normalise_text
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite
+from vaultmem.engine.index_sync import IndexSync
+from vaultmem.engine.memory_notes import MemoryNote, Rewrite, content_of, normalise_text
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover
+from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.snapshot import Snapshot
+from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
+from vaultmem.index.catalog import Catalog
 from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
 
 SOURCE = "consolidation"
@@ -72,26 +76,34 @@ class _Clusters:
 
 
 class Consolidator:
-    def __init__(self, engine: Engine, lifecycle: Lifecycle) -> None:
-        self.engine = engine
-        self.lifecycle = lifecycle
-        self.params = engine.params
+    def __init__(
+        self, *, root: Path, catalog: Catalog, store: MemoryStore, sync: IndexSync,
+        views: Views, mover: Mover, index: IndexOpener, params: EngineParams,
+    ) -> None:
+        self.root = root
+        self.catalog = catalog
+        self.store = store
+        self.sync = sync
+        self.views = views
+        self.mover = mover
+        self.index = index
+        self.params = params
 
     # listing ------------------------------------------------------------------------------
 
     def clusters(self) -> list[Cluster]:
         """Clusters of active, unpinned memories, best cohesion first."""
-        return self._clusters(self.engine.memories.snapshot()).clusters
+        return self._clusters(self.store.snapshot()).clusters
 
     def list_clusters(self, now: datetime) -> JSON:
         return {"clusters": self._clusters_json(
-            self._clusters(self.engine.memories.snapshot()), now)}
+            self._clusters(self.store.snapshot()), now)}
 
     # merging ------------------------------------------------------------------------------
 
     def merge(self, cluster_id: str, now: datetime) -> JSON:
         """Merge one listed cluster into a new memory and archive its members."""
-        snapshot = self.engine.memories.snapshot()
+        snapshot = self.store.snapshot()
         return self._merge(cluster_id, self._clusters(snapshot), now, snapshot)
 
     def auto_merge(self, now: datetime) -> JSON:
@@ -102,7 +114,7 @@ class Consolidator:
         from that snapshot as the merge left it (only the notes it wrote are read again)."""
         merged: list[JSON] = []
         skipped: list[JSON] = []
-        snapshot = self.engine.memories.snapshot()
+        snapshot = self.store.snapshot()
         current = self._clusters(snapshot)
         for cluster in [c for c in current.clusters if c.action == MERGE]:
             try:
@@ -140,7 +152,7 @@ class Consolidator:
             return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=state.id))
                     for m in members]
 
-        store = self.engine.memories
+        store = self.store
         try:
             archived = store.rewrite([m.path for m in planned], plan)
         except Exception:  # some notes may be written: the snapshot reads them again
@@ -148,12 +160,12 @@ class Consolidator:
             raise
         path, title = created[0]
         self._explain(path, len(archived), cluster.cohesion, now.date())
-        self.engine.sync_paths([path])
+        self.sync.sync_paths([path])
         store.follow(snapshot, [path, *(m.path for m in planned)])
-        targets = [(m, self.lifecycle.move_to_archive(m.path, snapshot)) for m in archived]
+        targets = [(m, self.mover.to_archive(m.path, snapshot)) for m in archived]
         moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
         path = self._plain_name(path, title, now.date(), snapshot)
-        return {"cluster_id": cluster.id, "merged_into": self.engine.get(path, now),
+        return {"cluster_id": cluster.id, "merged_into": self.views.get(path, now),
                 "archived": moves}
 
     def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
@@ -166,7 +178,7 @@ class Consolidator:
             return [Rewrite(m, m.state, section=addition) for m in current]
 
         with contextlib.suppress(ConcurrentEdit):
-            self.engine.memories.rewrite([path], plan)
+            self.store.rewrite([path], plan)
 
     def _plain_name(self, path: str, title: str, day: date, snapshot: Snapshot) -> str:
         """The merged note under its plain name once the originals left it free (a member
@@ -174,11 +186,11 @@ class Consolidator:
         plain = memory_filename(day, title)
         if PurePosixPath(path).name == plain:
             return path
-        renamed = self.engine.memories.rename_to(path, plain)
+        renamed = self.store.rename_to(path, plain)
         if renamed is None:
             return path
-        self.engine.sync_paths([path, renamed])
-        self.engine.memories.follow(snapshot, [path, renamed])
+        self.sync.sync_paths([path, renamed])
+        self.store.follow(snapshot, [path, renamed])
         return renamed
 
     # plumbing -----------------------------------------------------------------------------
@@ -187,12 +199,12 @@ class Consolidator:
                   ) -> _Clusters:
         """The clusters of the snapshot's candidates; the index is asked only for the vectors
         `known` (an earlier plan's, by path) does not hold."""
-        memories = _candidates(self.engine.memories.iter_memories(snapshot))
+        memories = _candidates(self.store.iter_memories(snapshot))
         known = known or {}
         vectors = {m.path: known[m.path] for m in memories if m.path in known}
         missing = [m.path for m in memories if m.path not in known]
         if missing:
-            vectors.update(self.engine.note_vectors(missing))
+            vectors.update(self.index().note_vectors(missing))
         present = [m for m in memories if m.path in vectors]
         similarity = _similarities(
             [m.state.id for m in present], [vectors[m.path] for m in present],
@@ -252,7 +264,7 @@ class Consolidator:
         links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)
                  for m in members]
         path, _ = create_memory_note(
-            self.engine.root, self.params.memory_folder, day=now.date(),
+            self.root, self.params.memory_folder, day=now.date(),
             title=members[0].note.title, body=merged_body(members, links),
             stm_fields=state_to_fields(state), tags=list(state.tags),
         )
@@ -267,7 +279,7 @@ def merged_body(members: Sequence[MemoryNote], links: Sequence[str]) -> str:
     parts: list[str] = []
     seen: set[str] = set()
     for memory in members:
-        content = _content_of(memory).strip()
+        content = content_of(memory).strip()
         key = normalise_text(content)
         if key and key not in seen:
             seen.add(key)

@@ -18,19 +18,39 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
 from vaultmem.core.intake import tag_key
-from vaultmem.core.memory import ACTIVE, PROMOTED
+from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.errors import InvalidInput
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
 
-if TYPE_CHECKING:
-    from vaultmem.engine.engine import SearchFilters
-
 INDEXED = "indexed"
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    tags_any: tuple[str, ...] = ()
+    tags_all: tuple[str, ...] = ()
+    type: str | None = None
+    statuses: tuple[str, ...] = (ACTIVE, PROMOTED)
+    folder: str | None = None
+    window_days: float | None = None
+    include_regular: bool = True
+
+    def __post_init__(self) -> None:
+        bad = [s for s in self.statuses if s not in STATUSES]
+        if bad:
+            raise InvalidInput(f"unknown status {bad[0]!r}: use one of {', '.join(STATUSES)}")
+        if self.window_days is not None and self.window_days <= 0:
+            raise InvalidInput("window_days must be positive")
+
+    @property
+    def narrows(self) -> bool:
+        return bool(self.tags_any or self.tags_all or self.type or self.folder
+                     or self.window_days or not self.include_regular
+                     or set(self.statuses) != {ACTIVE, PROMOTED})
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,14 @@ up to date first; the others read the notes themselves, and `status` reports the
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from pathlib import Path
 
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.indexer import SyncReport
+from vaultmem.engine.restore import Restorer
 from vaultmem.engine.snapshot import Snapshot
+from vaultmem.index.catalog import Catalog
+from vaultmem.vault.ignore import IgnoreRules
 
 # the operations whose answers come from the index, or that move notes after a plan and
 # finish interrupted moves (sweep). `gc` only archives active memories, planned from the notes
@@ -37,16 +41,26 @@ def unindexed_changes(snapshot: Snapshot) -> int:
     return changed + gone + added_skips
 
 
-def bring_up_to_date(app: Any, op: str, now: datetime) -> SyncReport | None:
-    """Sync the index before `op` when it answers from the index and the vault changed; notes
-    moved across the archive folder's edge are then settled (see vaultmem.engine.restore)."""
-    if op not in SYNC_FIRST:
-        return None
-    engine = app.engine
-    if unindexed_changes(engine.memories.snapshot()) == 0:
-        return None
-    from vaultmem.engine.restore import Restorer
+class Freshness:
+    """The in-process commands' view of how far the index is behind the vault."""
 
-    report: SyncReport = engine.reindex()
-    Restorer(app.lifecycle).settle_moves(report.moves, now)
-    return report
+    def __init__(self, *, root: Path, rules: IgnoreRules, catalog: Catalog, sync: IndexSync,
+                 restorer: Restorer) -> None:
+        self._root = root
+        self._rules = rules
+        self._catalog = catalog
+        self._sync = sync
+        self._restorer = restorer
+
+    def unindexed_changes(self, snapshot: Snapshot | None = None) -> int:
+        """`snapshot`: the caller's, when it reads the catalog and the vault too."""
+        return unindexed_changes(snapshot or Snapshot(self._catalog, self._root, self._rules))
+
+    def bring_up_to_date(self, op: str, now: datetime) -> SyncReport | None:
+        """Sync the index before `op` when it answers from the index and the vault changed;
+        notes moved across the archive folder's edge are then settled (engine/restore.py)."""
+        if op not in SYNC_FIRST or self.unindexed_changes() == 0:
+            return None
+        report = self._sync.reindex()
+        self._restorer.settle_moves(report.moves, now)
+        return report

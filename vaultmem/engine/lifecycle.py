@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vaultmem.core.decisions import Decision
@@ -35,16 +35,27 @@ from vaultmem.core.memory import (
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import resave_counts, touch
 from vaultmem.core.updates import value_change
-from vaultmem.engine.engine import Engine
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, unwritable_reason, writable
+from vaultmem.engine.index_sync import IndexSync
+from vaultmem.engine.memory_notes import (
+    MemoryNote,
+    Rewrite,
+    content_of,
+    normalise_text,
+    unwritable_reason,
+    writable,
+)
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover, inside
+from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.snapshot import Snapshot
+from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, Refused
-from vaultmem.index.base import Vector
+from vaultmem.index.base import Embedder, Vector
+from vaultmem.index.catalog import Catalog
 from vaultmem.vault.memories import create_memory_note, wikilink
 from vaultmem.vault.notes import parse_note
 
-_SPACES = re.compile(r"\s+")
 # Near duplicates: how many of the closest note vectors are re-checked on their own text, and
 # how far below the threshold a note vector may be and still be re-checked (a note vector
 # also carries the note's title, so it reads a little lower than the text alone).
@@ -62,14 +73,21 @@ class Closest:
     similarity: float
 
 
-def normalise_text(text: str) -> str:
-    return _SPACES.sub(" ", text).strip().casefold()
-
-
 class Lifecycle:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.params = engine.params
+    def __init__(
+        self, *, root: Path, catalog: Catalog, store: MemoryStore, sync: IndexSync,
+        views: Views, mover: Mover, index: IndexOpener, embedder: Embedder,
+        params: EngineParams,
+    ) -> None:
+        self.root = root
+        self.catalog = catalog
+        self.store = store
+        self.sync = sync
+        self.views = views
+        self.mover = mover
+        self.index = index
+        self.embedder = embedder
+        self.params = params
 
     # save ---------------------------------------------------------------------------------
 
@@ -86,8 +104,8 @@ class Lifecycle:
         self._check_content(content, title=title, tags=tags, source=source, type=type,
                             strength=strength)
         clean_tags = normalise_tags(tags)
-        query = self.engine.embedder.embed_query(content)  # may load a model
-        live = [m for m in self.engine.memories.iter_memories() if m.state.status != ARCHIVED]
+        query = self.embedder.embed_query(content)  # may load a model
+        live = [m for m in self.store.iter_memories() if m.state.status != ARCHIVED]
         duplicate = _exact_duplicate(content, live)
         if duplicate is not None:
             return self._reinforce_instead(duplicate, now, "an identical memory exists")
@@ -98,20 +116,20 @@ class Lifecycle:
                 f"a near-duplicate memory exists (cosine {closest.text_cosine:.2f})")
         if (closest is not None and not force
                 and closest.similarity >= self.params.similar_memory_cosine
-                and value_change(_content_of(closest.memory), content) is None):
+                and value_change(content_of(closest.memory), content) is None):
             return self._held_back(closest, now)  # a rewording; a changed value is an update
         state = new_state(str(uuid.uuid4()), now, strength=strength, type=type,
                           pinned=pinned, source=source, tags=tuple(clean_tags))
         path, text = create_memory_note(
-            self.engine.root, self.params.memory_folder, day=now.date(),
+            self.root, self.params.memory_folder, day=now.date(),
             title=(title or _title_from(content)).strip(), body=content,
             stm_fields=state_to_fields(state), tags=clean_tags)
-        self.engine.sync_paths([path])
+        self.sync.sync_paths([path])
         # Answer with what was written: re-reading the note could fail (404) when its user
         # has already moved it, and a client would then save the memory again.
         note = parse_note(path, text.encode("utf-8"))
         written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags), text)
-        return {"created": True, "reinforced": None, "memory": self.engine.view(written, now)}
+        return {"created": True, "reinforced": None, "memory": self.views.view(written, now)}
 
     def _check_content(
         self, content: str, *, title: str | None, tags: Sequence[str], source: str | None,
@@ -141,15 +159,15 @@ class Lifecycle:
         if not by_path:
             return None
         ranked = sorted(((float(vector @ query), path)
-                         for path, vector in self.engine.note_vectors(by_path).items()),
+                         for path, vector in self.index().note_vectors(by_path).items()),
                         reverse=True)
         shortlist = [by_path[path] for cosine, path in ranked[:NEAR_SHORTLIST]
                      if cosine >= lowest - NEAR_SHORTLIST_MARGIN
-                     and numbers_agree(content, _content_of(by_path[path]))]
+                     and numbers_agree(content, content_of(by_path[path]))]
         if not shortlist:
             return None
-        texts = [_content_of(m) for m in shortlist] + [m.note.title for m in shortlist]
-        cosines = self.engine.embedder.embed(texts) @ query
+        texts = [content_of(m) for m in shortlist] + [m.note.title for m in shortlist]
+        cosines = self.embedder.embed(texts) @ query
         count = len(shortlist)
         found = [Closest(m, float(cosines[i]), max(float(cosines[i]), float(cosines[count + i])))
                  for i, m in enumerate(shortlist)]
@@ -164,7 +182,7 @@ class Lifecycle:
                 "similar": {"id": memory.state.id, "path": memory.path,
                             "title": memory.note.title,
                             "similarity": round(closest.similarity, 4)},
-                "memory": self.engine.view(memory, now)}
+                "memory": self.views.view(memory, now)}
 
     def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
         """A use of the existing memory, unless it was saved or used within the resave
@@ -174,10 +192,10 @@ class Lifecycle:
             why += f"; saved again within {window:g} h of its last use, so not counted as a use"
             return {"created": False,
                     "reinforced": {"id": memory.state.id, "reason": why, "counted": False},
-                    "memory": self.engine.view(memory, now)}
-        updated = self.engine.memories.update(
+                    "memory": self.views.view(memory, now)}
+        updated = self.store.update(
             memory.path, lambda current: touch(current.state, now, self.params.reinforce))
-        view = self.engine.view(updated, now)
+        view = self.views.view(updated, now)
         return {"created": False,
                 "reinforced": {"id": memory.state.id, "reason": why, "counted": True},
                 "memory": view}
@@ -188,13 +206,13 @@ class Lifecycle:
              ) -> tuple[list[MemoryNote], Any]:
         """Memories the user left read-only (or vaultmem cannot write) are not planned: they
         are listed by `_left_alone` instead."""
-        memories = list(self.engine.memories.iter_memories(snapshot))
+        memories = list(self.store.iter_memories(snapshot))
         active = [(m.path, m.state) for m in memories
                   if m.state.status == ACTIVE and writable(m)]
         return memories, plan_sweep(active, now, self.params.decay, self.params.policy)
 
     def gc(self, now: datetime, *, apply: bool = False) -> JSON:
-        snapshot = self.engine.memories.snapshot()
+        snapshot = self.store.snapshot()
         memories, plan = self.plan(now, snapshot)
         by_path = {m.path: m for m in memories}
         done = _done(self._archive(by_path[item.path], item.decision, snapshot)
@@ -208,9 +226,9 @@ class Lifecycle:
         }
 
     def promote(self, ref: str | None, now: datetime, *, dry_run: bool = False) -> JSON:
-        snapshot = self.engine.memories.snapshot()  # shared by every promotion of this call
+        snapshot = self.store.snapshot()  # shared by every promotion of this call
         if ref is not None:
-            memory = self.engine.memories.load(ref)
+            memory = self.store.load(ref)
             if memory.state.status != ACTIVE:
                 raise InvalidInput(f"{memory.path} is {memory.state.status}, not active")
             if memory.state.superseded_by is not None:
@@ -232,7 +250,7 @@ class Lifecycle:
         """Forget and promote together (the scheduled job), after finishing interrupted moves;
         the catalog and the vault are read once, the plan made from them as the moves left
         them."""
-        snapshot = self.engine.memories.snapshot()
+        snapshot = self.store.snapshot()
         finished = [] if dry_run else self.finish_moves(snapshot)
         memories, plan = self.plan(now, snapshot)
         by_path = {m.path: m for m in memories}
@@ -254,14 +272,14 @@ class Lifecycle:
         ones still inside the archive folder (a crash between the state write and the move),
         are moved now."""
         done = []
-        for memory in list(self.engine.memories.iter_memories(snapshot)):
+        for memory in list(self.store.iter_memories(snapshot)):
             folder = {ARCHIVED: self.params.archive_folder,
                       PROMOTED: self.params.promoted_folder}.get(memory.state.status)
-            misplaced = folder is not None and not _inside(memory.path, folder)
-            if memory.state.status == ACTIVE and _inside(memory.path, self.params.archive_folder):
+            misplaced = folder is not None and not inside(memory.path, folder)
+            if memory.state.status == ACTIVE and inside(memory.path, self.params.archive_folder):
                 folder, misplaced = self.params.memory_folder, True
             if folder and misplaced:
-                target = self._move(memory.path, folder, snapshot)
+                target = self.mover.into(memory.path, folder, snapshot)
                 if target is not None:
                     done.append({"id": memory.state.id, "from": memory.path, "to": target})
         return done
@@ -280,7 +298,7 @@ class Lifecycle:
             rewrite = change(same[0]) if same else None
             return [] if rewrite is None else [rewrite]
 
-        return bool(self.engine.memories.rewrite([memory.path], plan))
+        return bool(self.store.rewrite([memory.path], plan))
 
     def _archive(self, memory: MemoryNote, decision: Decision,
                  snapshot: Snapshot) -> JSON | None:
@@ -291,7 +309,7 @@ class Lifecycle:
 
         if not self._rewrite_now(memory, archive):
             return None
-        target = self._move(memory.path, self.params.archive_folder, snapshot)
+        target = self.mover.into(memory.path, self.params.archive_folder, snapshot)
         if target is None:
             return None
         return {"id": memory.state.id, "from": memory.path, "to": target,
@@ -307,7 +325,7 @@ class Lifecycle:
 
         if not self._rewrite_now(memory, promote):
             return None
-        target = self._move(memory.path, self.params.promoted_folder, snapshot)
+        target = self.mover.into(memory.path, self.params.promoted_folder, snapshot)
         if target is None:
             return None
         return {"id": memory.state.id, "from": memory.path, "to": target,
@@ -318,7 +336,7 @@ class Lifecycle:
         all_paths = list(records)
         targets: list[str] = []
         try:
-            neighbours = self.engine.neighbours(memory.path, self.params.related_links)
+            neighbours = self.index().related(memory.path, self.params.related_links)
         except Exception:
             neighbours = []
         targets += [p for p, _ in neighbours if p != memory.path]
@@ -336,28 +354,10 @@ class Lifecycle:
     def _linkable(self, path: str) -> bool:
         """A promoted note links to live notes only: not to archived memories (forgotten, or
         merged into another, like the originals of a merged note)."""
-        if _inside(path, self.params.archive_folder):
+        if inside(path, self.params.archive_folder):
             return False
-        memory = self.engine.memories.try_load(path)
+        memory = self.store.try_load(path)
         return memory is None or memory.state.status != ARCHIVED
-
-    def move_to_archive(self, path: str, snapshot: Snapshot | None = None) -> str | None:
-        """Move a note whose state already says archived into the archive folder (never
-        overwriting; the index follows). Returns its new vault-relative path, or None when
-        the note is no longer at `path`."""
-        return self._move(path, self.params.archive_folder, snapshot)
-
-    def _move(self, path: str, folder: str, snapshot: Snapshot | None = None) -> str | None:
-        """Move a note into `folder`; None when its user moved or deleted it since its state
-        was written (a later sweep's `finish_moves` moves it if it is still in the vault).
-        A note already in `folder` stays where it is. The call's `snapshot` follows the note
-        (its state was written just before)."""
-        target = self.engine.memories.move_into(path, folder)
-        if target is not None and target != path:
-            self.engine.sync_paths([path, target])
-        if snapshot is not None:
-            self.engine.memories.follow(snapshot, {path, target or path})
-        return target
 
 
 def _left_alone(memories: Iterable[MemoryNote]) -> list[JSON]:
@@ -371,10 +371,6 @@ def _done(moves: Iterable[JSON | None]) -> list[JSON]:
     return [move for move in moves if move is not None]
 
 
-def _inside(path: str, folder: str) -> bool:
-    return path.startswith(folder.strip("/") + "/")
-
-
 def _item_json(item: SweepItem) -> JSON:
     return {"id": item.id, "path": item.path, "decision": item.decision.action,
             "reason": item.decision.reason, "score": round(item.decision.score, 6)}
@@ -383,7 +379,7 @@ def _item_json(item: SweepItem) -> JSON:
 def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | None:
     """The live memory whose remembered text, or whose title, is `content` (normalised)."""
     wanted = normalise_text(content)
-    same_text = (m for m in live if normalise_text(_content_of(m)) == wanted)
+    same_text = (m for m in live if normalise_text(content_of(m)) == wanted)
     same_title = (m for m in live if normalise_text(m.note.title) == wanted)
     return next(same_text, None) or next(same_title, None)
 
@@ -401,14 +397,3 @@ def _title_from(content: str) -> str:
         return sentence[:-1] if sentence.endswith(".") and not sentence.endswith("..") \
             else sentence
     return sentence[:TITLE_MAX].rsplit(" ", 1)[0].rstrip(",;:") + "…"
-
-
-def _content_of(memory: MemoryNote) -> str:
-    """The remembered text: the body without its leading `# Title` line and Related section."""
-    body = memory.note.body
-    body = re.sub(r"<!-- vaultmem:(related|merged) -->.*?<!-- /vaultmem:\1 -->", "", body,
-                  flags=re.S)
-    lines = body.strip().splitlines()
-    if lines and lines[0].startswith("# "):
-        lines = lines[1:]
-    return "\n".join(lines)

@@ -28,9 +28,13 @@ from vaultmem.core.intake import (
 )
 from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.filters import tag_keys
-from vaultmem.engine.lifecycle import Lifecycle
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover
+from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.shapes import JSON
+from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, NoteError, Refused
 from vaultmem.vault.memory_text import replace_text, set_tags, set_title
 
@@ -52,10 +56,13 @@ class ListFilters:
 
 
 class MemoryAdmin:
-    def __init__(self, lifecycle: Lifecycle) -> None:
-        self.lifecycle = lifecycle
-        self.engine = lifecycle.engine
-        self.params = lifecycle.params
+    def __init__(self, *, store: MemoryStore, sync: IndexSync, views: Views, mover: Mover,
+                 params: EngineParams) -> None:
+        self.store = store
+        self.sync = sync
+        self.views = views
+        self.mover = mover
+        self.params = params
 
     def list_memories(self, now: datetime, filters: ListFilters = ListFilters(), *,
                       sort: str = "score", limit: int = 100) -> JSON:
@@ -65,7 +72,7 @@ class MemoryAdmin:
             raise InvalidInput(f"unknown sort {sort!r}: use one of {', '.join(SORTS)}")
         wanted = {tag_key(t) for t in filters.tags_any}
         views = []
-        for memory in self.engine.memories.iter_memories():
+        for memory in self.store.iter_memories():
             state = memory.state
             if state.status not in filters.statuses:
                 continue
@@ -75,7 +82,7 @@ class MemoryAdmin:
                 continue
             if wanted and not wanted & tag_keys(state.tags):
                 continue
-            view = self.engine.view(memory, now)
+            view = self.views.view(memory, now)
             if filters.decision is None or view["decision"] == filters.decision:
                 views.append(view)
         views.sort(key=lambda v: v["path"])
@@ -85,7 +92,7 @@ class MemoryAdmin:
 
     def forget(self, ref: str, now: datetime) -> JSON:
         """Archive one active or promoted memory now (see the module docstring)."""
-        memories = self.engine.memories
+        memories = self.store
 
         def plan(current: Sequence[MemoryNote]) -> list[Rewrite]:
             memory = current[0]
@@ -99,15 +106,15 @@ class MemoryAdmin:
             return [Rewrite(memory, replace(memory.state, status=ARCHIVED))]
 
         [memory] = memories.rewrite([memories.resolve(ref)], plan, strict=True)
-        target = self.lifecycle.move_to_archive(memory.path)
+        target = self.mover.to_archive(memory.path)
         if target is None:
             raise NoteError(f"{memory.path} was moved or deleted while it was forgotten; its "
                             "state says archived, and the next sweep moves it")
         if target == memory.path:
-            self.engine.sync_paths([target])
+            self.sync.sync_paths([target])
         forgotten = memories.load(target)
         return {"forgotten": {"id": forgotten.state.id, "from": memory.path, "to": target},
-                "memory": self.engine.view(forgotten, now)}
+                "memory": self.views.view(forgotten, now)}
 
     def edit(self, ref: str, now: datetime, *, content: str | None = None,
              title: str | None = None, tags: Sequence[str] | None = None) -> JSON:
@@ -128,12 +135,12 @@ class MemoryAdmin:
                 text = set_tags(text, clean_tags)
             return text
 
-        edited = self.engine.memories.rewrite_text(ref, change)
-        self.engine.sync_paths([edited.path])
+        edited = self.store.rewrite_text(ref, change)
+        self.sync.sync_paths([edited.path])
         changed = [name for name, value in (("text", content), ("title", title),
                                             ("tags", tags)) if value is not None]
         return {"edited": {"id": edited.state.id, "path": edited.path, "changed": changed},
-                "memory": self.engine.view(edited, now)}
+                "memory": self.views.view(edited, now)}
 
     def _check(self, content: str | None, title: str | None,
                tags: Sequence[str] | None) -> None:

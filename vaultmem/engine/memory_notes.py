@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
 
-from vaultmem.core.memory import STM_KEYS, MemoryState, state_to_fields
-from vaultmem.errors import NoteError
-from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note
+from vaultmem.core.memory import (
+    STM_KEYS,
+    MemoryState,
+    is_memory,
+    state_from_fields,
+    state_to_fields,
+)
+from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
+from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note, read_note_text
 
 StmValue = str | int | float | bool | None
+_SPACES = re.compile(r"\s+")
+UNLOADABLE = (NotFound, NoteError, InvalidInput, OSError)  # why a path holds no memory
 
 
 @dataclass(frozen=True)
@@ -31,13 +40,6 @@ class Rewrite:
     related: Sequence[str] | None = None
     copy_links: Sequence[str] = ()
     section: str = ""
-
-
-class Ledger(Protocol):
-    """Where a device keeps the use counts it credited itself (the usage journal)."""
-
-    def known(self, memory_id: str, device: str) -> int: ...
-    def note_credit(self, memory_id: str, device: str, count: int) -> None: ...
 
 
 def stm_updates(old: MemoryState | None, new: MemoryState) -> dict[str, StmValue]:
@@ -74,3 +76,49 @@ def check_writable(memory: MemoryNote) -> None:
 
 def looks_like_path(ref: str) -> bool:
     return "/" in ref or "\\" in ref or ref.lower().endswith(".md")
+
+
+def normalise_text(text: str) -> str:
+    """Text compared as a person would: runs of white space as one space, any letter case."""
+    return _SPACES.sub(" ", text).strip().casefold()
+
+
+def content_of(memory: MemoryNote) -> str:
+    """The remembered text: the body without its leading `# Title` line and Related section."""
+    body = memory.note.body
+    body = re.sub(r"<!-- vaultmem:(related|merged) -->.*?<!-- /vaultmem:\1 -->", "", body,
+                  flags=re.S)
+    lines = body.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join(lines)
+
+
+def memory_state(note: Note) -> MemoryState:
+    """The memory's state from its note's stm_* fields; InvalidInput saying which is wrong."""
+    try:
+        return state_from_fields(note.fields, tags=note.tags)
+    except ValueError as exc:
+        raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
+
+
+def read_memory(root: Path, path: str) -> MemoryNote:
+    """The memory at `path` as its file holds it; NotFound, FrontmatterError or InvalidInput
+    (a regular note, bad stm_* fields) say why there is none."""
+    try:
+        note, text = read_note_text(root, path)
+    except FileNotFoundError as exc:
+        raise NotFound(f"note {path!r} does not exist") from exc
+    if note.frontmatter_error:
+        raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
+    if not is_memory(note.fields):
+        raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
+    return MemoryNote(path, note, memory_state(note), text)
+
+
+def try_read_memory(root: Path, path: str) -> MemoryNote | None:
+    """`read_memory`, or None when the path holds no readable memory."""
+    try:
+        return read_memory(root, path)
+    except UNLOADABLE:
+        return None

@@ -4,9 +4,10 @@ The note's frontmatter is the source of truth. Every change of a memory's state 
 the store, which reads the note once, applies a pure function and records the result, all under
 its own lock (so no increment is lost and no write lands mid-move):
 
-* `update` / `update_each`: a use, a pin, feedback. Written to the note at once here; in the
-  daemon, which gives the store a `UsageJournal`, recorded in the journal (durable at once,
-  laid over the note on every read) and written by `flush`, many uses in one write.
+* `update` / `update_each`: a use, a pin, feedback. Written to the note at once
+  (`Usage.WRITTEN`, in-process); in the daemon (`Usage.JOURNALLED`) recorded in the usage
+  journal (durable at once, laid over the note on every read) and written by `flush`, many
+  uses in one write. Either way the journal keeps this device's use counts (core.sync).
 * `rewrite`: changes that must be in the note now (archive, promote, restore, merge,
   reconcile), with the sections vaultmem keeps in a memory note (Related, conflicting copies).
 * `move_into`: a note into a folder, never overwriting.
@@ -23,49 +24,61 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from vaultmem.core.memory import MemoryState, is_memory, state_from_fields, state_to_fields
+from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
 from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
 from vaultmem.engine.journal import FlushReport, Pending, UsageJournal
 from vaultmem.engine.memory_notes import (
-    Ledger,
+    UNLOADABLE,
     MemoryNote,
     Rewrite,
     check_writable,
     looks_like_path,
+    memory_state,
+    read_memory,
     stm_updates,
+    try_read_memory,
 )
 from vaultmem.engine.snapshot import Snapshot
-from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound, VaultmemError
+from vaultmem.engine.store_policy import Listing, Usage
+from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
 from vaultmem.vault.memory_text import write_memory_text
-from vaultmem.vault.notes import Note, read_note_text
+from vaultmem.vault.notes import Note
 from vaultmem.vault.paths import resolve_in_vault
 
 Change = Callable[[MemoryNote], MemoryState | None]  # None: leave the memory as it is
 Plan = Callable[[list[MemoryNote]], Sequence[Rewrite]]
-_UNLOADABLE = (NotFound, NoteError, InvalidInput, OSError)
 
 
 class MemoryStore:
     def __init__(
-        self, root: Path, rules: IgnoreRules, catalog: Catalog, *, device: str = "",
-        archive_folder: str = "", ledger: Ledger | None = None,
-        journal: UsageJournal | None = None,
+        self, root: Path, rules: IgnoreRules, catalog: Catalog, journal: UsageJournal, *,
+        usage: Usage = Usage.WRITTEN, listing: Listing = Listing.SCANNED, device: str = "",
+        archive_folder: str = "",
     ) -> None:
         self.root = root
         self.rules = rules
         self.catalog = catalog
         self.device = device  # the uses this store records are credited to it (core.sync)
         self.archive_folder = archive_folder
-        # the daemon's pending uses; its watcher also keeps the catalog current, so listings
-        # come from the catalog and parsed notes are kept per (mtime, size)
+        # this device's use counts (durable, core.sync) and, with Usage.JOURNALLED, the uses
+        # not yet written to their notes
         self.journal = journal
-        self._ledger = journal if journal is not None else ledger  # own use counts, durable
+        self.usage = usage
+        self.listing = listing
         self._lock = threading.RLock()
         self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
         self._recording = threading.local()  # the events `recording` collects, per thread
+
+    @property
+    def _journalled(self) -> bool:
+        return self.usage is Usage.JOURNALLED
+
+    @property
+    def _catalogued(self) -> bool:
+        return self.listing is Listing.CATALOGUED
 
     # finding ------------------------------------------------------------------------------
 
@@ -94,7 +107,7 @@ class MemoryStore:
 
     def load(self, ref: str) -> MemoryNote:
         path = self.resolve(ref)
-        memory = self._file(path) or self._parse(path)  # not a memory: _parse says why
+        memory = self._file(path) or read_memory(self.root, path)  # not a memory: it says why
         return self._overlaid(memory, self._pending(memory.state.id))
 
     def try_load(self, path: str) -> MemoryNote | None:
@@ -133,7 +146,7 @@ class MemoryStore:
         watcher keeps the catalog current: listed from it, with the pending states read in one
         query up front (one per memory would queue behind every touch under load)."""
         files = self._memory_files(snapshot or self.snapshot())
-        if self.journal is None:
+        if not self._journalled:
             yield from files
             return
         pending = {entry.memory_id: entry for entry in self.journal.all()}
@@ -146,7 +159,7 @@ class MemoryStore:
         from the catalog's paths per id: only the notes that share an id are read)."""
         groups: dict[str, list[MemoryNote]] = {}
         snapshot = snapshot or self.snapshot()
-        if snapshot.memory_files is not None or self.journal is None:
+        if snapshot.memory_files is not None or not self._catalogued:
             for memory in self._memory_files(snapshot):
                 groups.setdefault(memory.state.id, []).append(memory)
         else:
@@ -227,7 +240,7 @@ class MemoryStore:
         was read. `change` must keep the stm_* lines (an edit of the memory's own words);
         the uses pending here stay pending and are spliced into the new text by the flush."""
         with self._lock:
-            memory = self._parse(self.resolve(ref))
+            memory = read_memory(self.root, self.resolve(ref))
             check_writable(memory)
             new_text = change(memory)
             if new_text == memory.text:
@@ -237,7 +250,7 @@ class MemoryStore:
                                                memory.note.file_hash)
             finally:
                 self._cache.pop(memory.path, None)
-            written = MemoryNote(memory.path, note, self._state(note), text)
+            written = MemoryNote(memory.path, note, memory_state(note), text)
             return self._overlaid(written, self._pending(written.state.id))
 
     def rename_to(self, path: str, name: str) -> str | None:
@@ -253,7 +266,7 @@ class MemoryStore:
         """Write every pending state into its note (guarded); failures stay pending.
         `on_written` hears of each note as written, as soon as it is."""
         report = FlushReport(written=[], retry=[])
-        for pending in self.journal.all() if self.journal is not None else ():
+        for pending in self.journal.all() if self._journalled else ():
             try:
                 note = self._flush_one(pending)
             except (NoteError, NotFound, OSError) as exc:  # ConcurrentEdit is a NoteError
@@ -271,20 +284,19 @@ class MemoryStore:
     def _record(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         new = self._credited(memory.state, new)
         own = own_count(new, self.device) if self.device else 0
-        if self.journal is not None:
+        if self._journalled:
             credit = (self.device, own) if self.device else None
             self.journal.put(new.id, memory.path, state_to_fields(new), credit)
             return replace(memory, state=new)
         written = self._write(Rewrite(memory, new), settles=False)
-        if self._ledger is not None and self.device:
-            self._ledger.note_credit(new.id, self.device, own)
+        if self.device:
+            self.journal.note_credit(new.id, self.device, own)
         return written
 
     def _credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
         """`new` with the uses it adds to `old` credited to this device, continuing from the
         highest count this device ever gave itself for the memory (core.sync.credit_uses)."""
-        known = (self._ledger.known(old.id, self.device)
-                 if self._ledger is not None and self.device else 0)
+        known = self.journal.known(old.id, self.device) if self.device else 0
         return credit_uses(old, new, self.device, known)
 
     def _write(self, change: Rewrite, *, settles: bool) -> MemoryNote:
@@ -293,15 +305,15 @@ class MemoryStore:
         written = self._edit(change)
         if written is not None:
             self._note_event({"write": memory.path, "before": memory.text, "after": written[1]})
-        if settles and self.journal is not None and change.state.id == memory.state.id:
+        if settles and self._journalled and change.state.id == memory.state.id:
             self.journal.clear(memory.state.id)
         note, text = written if written is not None else (memory.note, memory.text)
-        return MemoryNote(memory.path, note, self._state(note), text)
+        return MemoryNote(memory.path, note, memory_state(note), text)
 
     def _edit(self, change: Rewrite) -> tuple[Note, str] | None:
         memory = change.memory
         check_writable(memory)
-        updates = stm_updates(self._state(memory.note), change.state)  # from the file's own
+        updates = stm_updates(memory_state(memory.note), change.state)  # from the file's own
         edit = NoteEdit(updates, change.related, change.copy_links, change.section)
         try:
             written = edit_memory_note(self.root, memory.path, memory.text,
@@ -309,14 +321,13 @@ class MemoryStore:
         except (NoteError, OSError):  # ConcurrentEdit is a NoteError: the cache is stale
             self._cache.pop(memory.path, None)
             raise
-        if written is not None and self.journal is not None:  # the next read needs no parse
+        if written is not None and self._catalogued:  # the next read needs no parse
             note, text = written
             self._cache[memory.path] = ((note.mtime_ns, note.size),
-                                        MemoryNote(memory.path, note, self._state(note), text))
+                                        MemoryNote(memory.path, note, memory_state(note), text))
         return written
 
     def _flush_one(self, pending: Pending) -> Note | None:
-        assert self.journal is not None
         with self._lock:
             memory = self._holder(pending)
             if memory is None:
@@ -334,13 +345,13 @@ class MemoryStore:
         memory = self._file(pending.path)  # as parsed at the touch, if the file is unchanged
         if memory is None or memory.state.id != pending.memory_id:
             try:
-                memory = self._fresh(self.resolve(pending.memory_id))
+                memory = try_read_memory(self.root, self.resolve(pending.memory_id))
             except NotFound:
                 memory = None
         if memory is not None and memory.state.id == pending.memory_id:
             return memory
         found = [m.path for m in self._scan_memories() if m.state.id == pending.memory_id]
-        return self._fresh(self.canonical(found)) if found else None
+        return try_read_memory(self.root, self.canonical(found)) if found else None
 
     # plumbing -----------------------------------------------------------------------------
 
@@ -349,8 +360,8 @@ class MemoryStore:
         found = []
         for path in paths:
             try:
-                found.append(self._parse(path))
-            except _UNLOADABLE:
+                found.append(read_memory(self.root, path))
+            except UNLOADABLE:
                 if strict:
                     raise
         by_id: dict[str, list[str]] = {}
@@ -364,7 +375,7 @@ class MemoryStore:
         """Every memory note as its file holds it, by path, read once per snapshot: in the
         daemon from the catalog's memory paths, otherwise by scanning the vault."""
         if snapshot.memory_files is None:
-            if self.journal is None:
+            if not self._catalogued:
                 snapshot.memory_files = list(self._scan_memories(snapshot))
             else:
                 snapshot.memory_files = [m for m in map(self._file, snapshot.memory_paths)
@@ -381,15 +392,15 @@ class MemoryStore:
             unchanged = rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size)
             if unchanged and rec is not None and not rec.note_id:
                 continue  # a regular note that has not changed
-            memory = self._fresh(path)
+            memory = try_read_memory(self.root, path)
             if memory is not None:
                 yield memory
 
     def _file(self, path: str) -> MemoryNote | None:
         """The memory as its file holds it, or None when the path holds no memory. In the
         daemon a note is parsed once per (mtime, size)."""
-        if self.journal is None:
-            return self._fresh(path)
+        if not self._catalogued:
+            return try_read_memory(self.root, path)
         try:
             st = (self.root / path).stat()
         except OSError:
@@ -399,35 +410,12 @@ class MemoryStore:
         hit = self._cache.get(path)
         if hit is not None and hit[0] == key:
             return hit[1]
-        memory = self._fresh(path)
+        memory = try_read_memory(self.root, path)
         self._cache[path] = (key, memory)
         return memory
 
-    def _fresh(self, path: str) -> MemoryNote | None:
-        try:
-            return self._parse(path)
-        except _UNLOADABLE:
-            return None
-
-    def _parse(self, path: str) -> MemoryNote:
-        try:
-            note, text = read_note_text(self.root, path)
-        except FileNotFoundError as exc:
-            raise NotFound(f"note {path!r} does not exist") from exc
-        if note.frontmatter_error:
-            raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
-        if not is_memory(note.fields):
-            raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
-        return MemoryNote(path, note, self._state(note), text)
-
-    def _state(self, note: Note) -> MemoryState:
-        try:
-            return state_from_fields(note.fields, tags=note.tags)
-        except ValueError as exc:
-            raise InvalidInput(f"{note.path}: invalid memory fields: {exc}") from exc
-
     def _pending(self, memory_id: str) -> Pending | None:
-        return self.journal.get(memory_id) if self.journal is not None else None
+        return self.journal.get(memory_id) if self._journalled else None
 
     def _overlaid(self, memory: MemoryNote, pending: Pending | None) -> MemoryNote:
         if pending is None:

@@ -13,39 +13,41 @@ says archived but that was not moved yet is moved by the next sweep's `finish_mo
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
-from vaultmem.engine.engine import Engine
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
+from vaultmem.index.catalog import Catalog
 from vaultmem.vault.conflicts import git_conflicted
 
 UNPARSED = "frontmatter does not parse"
 
 
-def duplicates_report(engine: Engine, snapshot: Snapshot | None = None) -> JSON:
+def duplicates_report(store: MemoryStore, root: Path, snapshot: Snapshot | None = None) -> JSON:
     """For `status`: every id more than one note carries (canonical first, each copy with the
     sync tool its name points to) and the notes whose frontmatter holds git conflict markers.
     `snapshot`: the status call's (the memories and the catalog read once)."""
-    snapshot = snapshot or engine.memories.snapshot()
-    groups = engine.memories.duplicates(snapshot)
+    snapshot = snapshot or store.snapshot()
+    groups = store.duplicates(snapshot)
     return {
         "duplicates": [_group_json(memory_id, group) for memory_id, group in groups.items()],
-        "git_conflicts": git_conflicts(engine, snapshot),
+        "git_conflicts": git_conflicts(root, snapshot),
     }
 
 
-def git_conflicts(engine: Engine, snapshot: Snapshot) -> list[str]:
+def git_conflicts(root: Path, snapshot: Snapshot) -> list[str]:
     """Notes whose frontmatter does not parse because of git merge-conflict markers (vaultmem
     never writes them; the user resolves them, e.g. with `git mergetool`)."""
     return sorted(path for path, record in snapshot.records.items()
-                  if record.reason.startswith(UNPARSED) and git_conflicted(engine.root, path))
+                  if record.reason.startswith(UNPARSED) and git_conflicted(root, path))
 
 
 def _group_json(memory_id: str, group: list[MemoryNote]) -> JSON:
@@ -60,10 +62,18 @@ def _group_json(memory_id: str, group: list[MemoryNote]) -> JSON:
 class Reconciler:
     """Merges conflict copies into their canonical note (dry run unless `apply`)."""
 
-    def __init__(self, engine: Engine, move_to_archive: Callable[[str], str | None]) -> None:
-        self.engine = engine
-        self.store: MemoryStore = engine.memories
-        self._move_to_archive = move_to_archive
+    def __init__(self, *, root: Path, catalog: Catalog, store: MemoryStore, sync: IndexSync,
+                 mover: Mover) -> None:
+        self.root = root
+        self.catalog = catalog
+        self.store = store
+        self.sync = sync
+        self.mover = mover
+
+    def report(self, snapshot: Snapshot | None = None) -> JSON:
+        """For `status`: the ids several notes carry, and the notes with git conflicts
+        (`snapshot`: the status call's, the memories and the catalog read once)."""
+        return duplicates_report(self.store, self.root, snapshot)
 
     def reconcile(self, *, apply: bool = False) -> JSON:
         snapshot = self.store.snapshot()
@@ -75,7 +85,7 @@ class Reconciler:
             "dry_run": not apply,
             "duplicates": [_plan_json(plan) for plan in plans],
             "merged": merged,
-            "git_conflicts": git_conflicts(self.engine, snapshot),
+            "git_conflicts": git_conflicts(self.root, snapshot),
         }
 
     # planning -----------------------------------------------------------------------------
@@ -126,9 +136,9 @@ class Reconciler:
         plan_, copies = applied[0]
         moves = []
         for copy in copies:
-            target = self._move_to_archive(copy.path)
+            target = self.mover.to_archive(copy.path)
             moves.append({"from": copy.path, "to": target or copy.path})
-        self.engine.sync_paths([plan_.canonical, *(m["to"] for m in moves)])
+        self.sync.sync_paths([plan_.canonical, *(m["to"] for m in moves)])
         return {"id": plan_.memory_id, "canonical": plan_.canonical,
                 "use_count": plan_.merged.use_count, "archived": moves,
                 "linked": [c.path for c in copies if c.path in plan_.body_differs]}

@@ -21,11 +21,13 @@ from datetime import datetime
 
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
 from vaultmem.core.supersede import forget_predecessor, released
-from vaultmem.engine.lifecycle import Lifecycle, _inside
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, writable
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import find_path
+from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 
 
@@ -44,19 +46,23 @@ def _successor_release(current: list[MemoryNote], memory: MemoryNote) -> list[Re
 
 
 class Restorer:
-    def __init__(self, lifecycle: Lifecycle) -> None:
-        self.lifecycle = lifecycle
-        self.engine = lifecycle.engine
-        self.params = lifecycle.params
+    def __init__(self, *, store: MemoryStore, sync: IndexSync, views: Views, mover: Mover,
+                 memory_folder: str, archive_folder: str) -> None:
+        self.store = store
+        self.sync = sync
+        self.views = views
+        self.mover = mover
+        self.memory_folder = memory_folder
+        self.archive_folder = archive_folder
 
     def restore(self, ref: str, now: datetime) -> JSON:
         """Bring an archived memory back into the memory folder as an active memory."""
-        memories = self.engine.memories
-        archive = self.params.archive_folder
+        memories = self.store
+        archive = self.archive_folder
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             memory = current[0]
-            if memory.state.status != ARCHIVED and not _inside(memory.path, archive):
+            if memory.state.status != ARCHIVED and not inside(memory.path, archive):
                 raise InvalidInput(f"{memory.path} is {memory.state.status}, not archived: "
                                    "there is nothing to restore")
             check_writable(memory)
@@ -70,16 +76,16 @@ class Restorer:
         successor = find_path(memories, memories.load(path).state.superseded_by)
         memory, *_ = memories.rewrite([path, *([successor] if successor else [])], plan,
                                       strict=True)
-        in_archive = _inside(memory.path, archive)
+        in_archive = inside(memory.path, archive)
         target = memory.path
         if in_archive:
-            moved = self.lifecycle._move(memory.path, self.params.memory_folder)
+            moved = self.mover.into(memory.path, self.memory_folder)
             if moved is None:
                 raise NoteError(f"{memory.path} was moved or deleted while it was restored")
             target = moved
         restored = memories.load(target)
         return {"restored": {"id": restored.state.id, "from": memory.path, "to": target},
-                "memory": self.engine.view(restored, now)}
+                "memory": self.views.view(restored, now)}
 
     def settle_moves(self, moves: Iterable[tuple[str, str]], now: datetime) -> list[JSON]:
         """Understand notes the user moved across the archive folder's edge (see above)."""
@@ -91,8 +97,8 @@ class Restorer:
         return done
 
     def _settle(self, old: str, new: str, now: datetime) -> JSON | None:
-        archive = self.params.archive_folder
-        was_in, now_in = _inside(old, archive), _inside(new, archive)
+        archive = self.archive_folder
+        was_in, now_in = inside(old, archive), inside(new, archive)
         if was_in == now_in:
             return None
         settled: list[MemoryState] = []
@@ -109,7 +115,7 @@ class Restorer:
                 return [Rewrite(memory, settled[0])]
             return []
 
-        store = self.engine.memories
+        store = self.store
         successor = find_path(store, _superseded_by(store, new)) if was_in else None
         try:
             written = store.rewrite([new, *([successor] if successor else [])], plan)
@@ -119,7 +125,7 @@ class Restorer:
             return None
         if not written:
             return None
-        self.engine.sync_paths([new, *([successor] if successor else [])])
+        self.sync.sync_paths([new, *([successor] if successor else [])])
         return {"id": written[0].state.id, "path": new, "status": settled[0].status}
 
 

@@ -1,7 +1,7 @@
 """Search prefers the current fact: a superseded memory ranks below its successor when both
 match, and carries `superseded_by` (the successor's id, path, title and uri) in the results.
 
-A small step on search's results after the memory re-rank (`Engine.search`); the relevance
+A small step on search's results after the memory re-rank (`Search.search`); the relevance
 scores are not touched. The order rule is `core.supersede.prefer_successors`.
 """
 

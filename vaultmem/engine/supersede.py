@@ -17,10 +17,11 @@ from vaultmem.core.supersede import (
     released,
     supersede,
 )
-from vaultmem.engine.engine import Engine
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.shapes import JSON
+from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, NotFound
 
 
@@ -35,9 +36,10 @@ def find_path(store: MemoryStore, memory_id: str | None) -> str | None:
 
 
 class Superseder:
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self.store = engine.memories
+    def __init__(self, store: MemoryStore, sync: IndexSync, views: Views) -> None:
+        self.store = store
+        self.sync = sync
+        self.views = views
 
     def supersede(self, old_ref: str, new_ref: str, now: datetime) -> JSON:
         """`new_ref` replaces `old_ref`: both notes gain their link; nothing else changes."""
@@ -56,9 +58,9 @@ class Superseder:
             return [Rewrite(new, new_state), Rewrite(old, old_state)]
 
         written = self.store.rewrite([old_path, new_path], plan, strict=True)
-        self.engine.sync_paths([old_path, new_path])
+        self.sync.sync_paths([old_path, new_path])
         new, old = written
-        return {"superseded": self.engine.view(old, now), "by": self.engine.view(new, now)}
+        return {"superseded": self.views.view(old, now), "by": self.views.view(new, now)}
 
     def unsupersede(self, ref: str, now: datetime) -> JSON:
         """Undo a supersede. Given the stale memory, it is current again; given a successor
@@ -90,9 +92,9 @@ class Superseder:
             return writes
 
         written = self.store.rewrite(paths, plan, strict=True)
-        self.engine.sync_paths(paths)
-        return {"unsuperseded": self.engine.view(written[0], now),
-                "successor": self.engine.view(written[1], now) if len(written) > 1 else None}
+        self.sync.sync_paths(paths)
+        return {"unsuperseded": self.views.view(written[0], now),
+                "successor": self.views.view(written[1], now) if len(written) > 1 else None}
 
     def _dismiss(self, path: str, now: datetime) -> JSON:
         """The proposed update of the memory at `path` is not one: dropped."""
@@ -100,9 +102,9 @@ class Superseder:
             return [Rewrite(m, dismissed(m.state)) for m in current if m.path == path]
 
         [written] = self.store.rewrite([path], plan, strict=True)
-        self.engine.sync_paths([path])
+        self.sync.sync_paths([path])
         return {"unsuperseded": None, "successor": None,
-                "dismissed": self.engine.view(written, now)}
+                "dismissed": self.views.view(written, now)}
 
     def _drop_predecessor(self, path: str, now: datetime) -> JSON:
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
@@ -111,8 +113,8 @@ class Superseder:
             return [Rewrite(memory, forget_predecessor(memory.state, stale_id))]
 
         [written] = self.store.rewrite([path], plan, strict=True)
-        self.engine.sync_paths([path])
-        return {"unsuperseded": None, "successor": self.engine.view(written, now)}
+        self.sync.sync_paths([path])
+        return {"unsuperseded": None, "successor": self.views.view(written, now)}
 
 
 def _pick(current: list[MemoryNote], path: str) -> MemoryNote:

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
 
+from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.memory_notes import MemoryNote
+from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.operation_log import Operation, OperationLog
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound, VaultmemError
@@ -49,16 +51,18 @@ def tracks(events: list[dict[str, str]]) -> dict[str, _Track]:
 
 
 class Undoer:
-    def __init__(self, admin: MemoryAdmin, log: OperationLog) -> None:
+    def __init__(self, *, admin: MemoryAdmin, store: MemoryStore, sync: IndexSync,
+                 log: OperationLog) -> None:
         self.admin = admin
-        self.engine = admin.engine
+        self.store = store
+        self.sync = sync
         self.log = log
 
     def record(self, kind: str, now: datetime, run: Callable[[], JSON],
                created: Callable[[JSON], list[str]] = lambda result: []) -> JSON:
         """Run `run` recording its writes and moves; when it changed anything, log them and
         add the operation's id to its answer (`operation`)."""
-        with self.engine.memories.recording() as events:
+        with self.store.recording() as events:
             result = run()
         if events:
             result["operation"] = self.log.add(kind, now, events, created(result))
@@ -104,13 +108,13 @@ class Undoer:
         paths = set()
         for memory_id in operation.created:
             try:
-                paths.add(self.engine.memories.resolve(memory_id))
+                paths.add(self.store.resolve(memory_id))
             except NotFound:
                 continue
         return paths
 
     def _put_back(self, path: str, track: _Track, operation: Operation) -> JSON:
-        memories = self.engine.memories
+        memories = self.store
         if track.before is not None:
             before, after = track.before, track.after
 
@@ -130,5 +134,5 @@ class Undoer:
             raise NoteError(f"{path} was moved or deleted meanwhile")
         if PurePosixPath(back).name != origin.name:
             back = memories.rename_to(back, origin.name) or back
-        self.engine.sync_paths([path, back])
+        self.sync.sync_paths([path, back])
         return {"from": path, "to": back}

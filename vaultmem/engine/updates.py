@@ -15,17 +15,22 @@ from pathlib import PurePosixPath
 from vaultmem.core.intake import normalise_tags
 from vaultmem.core.memory import ARCHIVED
 from vaultmem.core.updates import best_update, same_scope, value_change
-from vaultmem.engine.lifecycle import (
-    NEAR_SHORTLIST,
-    NEAR_SHORTLIST_MARGIN,
-    Lifecycle,
-    _content_of,
+from vaultmem.engine.index_sync import IndexSync
+from vaultmem.engine.lifecycle import NEAR_SHORTLIST, NEAR_SHORTLIST_MARGIN, Lifecycle
+from vaultmem.engine.memory_notes import (
+    MemoryNote,
+    Rewrite,
+    content_of,
     normalise_text,
+    writable,
 )
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.parts import IndexOpener
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import Superseder
+from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput
+from vaultmem.index.base import Embedder
 
 # the note vectors' shortlist, as for near duplicates (a note vector also carries the title)
 SHORTLIST = NEAR_SHORTLIST
@@ -38,15 +43,23 @@ class UpdateParams:
 
     update_cosine: float  # at least this close to an existing memory (and a value differs)
     auto_supersede: bool  # apply a detected update without asking
+    memory_folder: str  # where saves go: an untagged memory there is in scope (core.updates)
 
 
 class Updates:
-    def __init__(self, lifecycle: Lifecycle, superseder: Superseder,
-                 params: UpdateParams) -> None:
+    def __init__(
+        self, lifecycle: Lifecycle, superseder: Superseder, params: UpdateParams, *,
+        store: MemoryStore, sync: IndexSync, views: Views, index: IndexOpener,
+        embedder: Embedder,
+    ) -> None:
         self.lifecycle = lifecycle
-        self.engine = lifecycle.engine
         self.superseder = superseder
         self.params = params
+        self.store = store
+        self.sync = sync
+        self.views = views
+        self.index = index
+        self.embedder = embedder
 
     def save(self, content: str, now: datetime, *, supersedes: str | None = None,
              title: str | None = None, tags: Sequence[str] = (), type: str | None = None,
@@ -67,7 +80,7 @@ class Updates:
         elif old is None and answer["created"]:
             found = self.detect(content, tags, answer["memory"]["path"])
             if found is not None:
-                update = {**_brief(self.engine.view(found[0], now)), "reason": found[1],
+                update = {**_brief(self.views.view(found[0], now)), "reason": found[1],
                           "cosine": round(found[2], 4), "applied": False}
                 answer["possible_update_of"] = update
                 if self.params.auto_supersede:
@@ -83,24 +96,24 @@ class Updates:
         the cosine of the two texts; None when none does. Like the near-duplicate check, the
         index's note vectors pick a shortlist whose own texts are then embedded."""
         threshold = self.params.update_cosine
-        folder = self.engine.params.memory_folder
-        scoped = {m.path: m for m in self.engine.memories.iter_memories()
+        folder = self.params.memory_folder
+        scoped = {m.path: m for m in self.store.iter_memories()
                   if m.path != saved_path and m.state.status != ARCHIVED
                   and m.state.superseded_by is None
                   and same_scope(m.state.tags, normalise_tags(tags),
                                  str(PurePosixPath(m.path).parent), folder)}
         if not scoped:
             return None
-        query = self.engine.embedder.embed_query(content)
+        query = self.embedder.embed_query(content)
         ranked = sorted(((float(vector @ query), path)
-                         for path, vector in self.engine.note_vectors(scoped).items()),
+                         for path, vector in self.index().note_vectors(scoped).items()),
                         reverse=True)
         shortlist = [scoped[path] for cosine, path in ranked[:SHORTLIST]
                      if cosine >= threshold - SHORTLIST_MARGIN]
         if not shortlist:
             return None
-        texts = [_content_of(m) for m in shortlist]
-        cosines = self.engine.embedder.embed(texts) @ query
+        texts = [content_of(m) for m in shortlist]
+        cosines = self.embedder.embed(texts) @ query
         found = best_update([(m.path, text, float(c))
                              for m, text, c in zip(shortlist, texts, cosines, strict=True)],
                             content, threshold)
@@ -112,18 +125,18 @@ class Updates:
     def proposals(self, now: datetime, *, limit: int = 20) -> list[JSON]:
         """Detected updates not confirmed or dismissed yet (`stm_possible_update_of`, recorded
         at save), newest first, for review. Read from the notes alone: no model, no index."""
-        live = {m.state.id: m for m in self.engine.memories.iter_memories()
+        live = {m.state.id: m for m in self.store.iter_memories()
                 if m.state.status != ARCHIVED and m.state.superseded_by is None}
         found = []
         for newer in live.values():
             older = live.get(newer.state.possible_update_of or "")
             if older is None:
                 continue  # linked, archived or gone since: nothing to propose
-            reason = value_change(_content_of(older), _content_of(newer))
+            reason = value_change(content_of(older), content_of(newer))
             found.append((newer.state.created, {
-                **_brief(self.engine.view(older, now)),
+                **_brief(self.views.view(older, now)),
                 "reason": reason or "proposed when it was saved",
-                "by": _brief(self.engine.view(newer, now))}))
+                "by": _brief(self.views.view(newer, now))}))
         found.sort(key=lambda item: (item[0], item[1]["by"]["id"]), reverse=True)
         return [item for _, item in found[:limit]]
 
@@ -136,10 +149,10 @@ class Updates:
             mine = [m for m in current if m.path == path and writable(m)]
             return [Rewrite(m, replace(m.state, possible_update_of=old_id)) for m in mine]
 
-        written = self.engine.memories.rewrite([path], plan)
-        self.engine.sync_paths([path])
+        written = self.store.rewrite([path], plan)
+        self.sync.sync_paths([path])
         if written:
-            answer["memory"] = self.engine.view(written[0], now)
+            answer["memory"] = self.views.view(written[0], now)
 
     def _link(self, answer: JSON, old_path: str, now: datetime) -> None:
         linked = self.superseder.supersede(old_path, answer["memory"]["id"], now)
@@ -148,11 +161,11 @@ class Updates:
 
     def _replaceable(self, ref: str, content: str) -> MemoryNote:
         """The memory a save names in `supersedes`, checked before anything is written."""
-        old = self.engine.memories.load(ref)
+        old = self.store.load(ref)
         if old.state.superseded_by is not None:
             raise InvalidInput(f"memory {old.state.id} is already superseded by "
                                f"{old.state.superseded_by}; supersede the current one")
-        if normalise_text(_content_of(old)) == normalise_text(content):
+        if normalise_text(content_of(old)) == normalise_text(content):
             raise InvalidInput(f"the new text is the text of {old.path}: nothing to update")
         return old
 

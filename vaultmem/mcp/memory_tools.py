@@ -4,7 +4,7 @@ forget_memory, edit_memory, undo_operation (each one daemon operation, see api/m
 
 from __future__ import annotations
 
-from vaultmem.mcp.tools import REF, TAG_NOTE, ToolSpec, _schema
+from vaultmem.mcp.tool_spec import REF, TAG_NOTE, ToolSpec, tool_schema
 
 
 def memory_tools() -> list[ToolSpec]:
@@ -17,7 +17,7 @@ def memory_tools() -> list[ToolSpec]:
             "(type), or which memories are about to be forgotten (decision=forget). Answer: "
             "{memories: [{id, path, title, status, score, use_count, decision, reason, ...}], "
             "total}.",
-            _schema("list", (),
+            tool_schema("list", (),
                     status="Statuses to list (default [\"active\", \"promoted\"]; add "
                            "\"archived\" for forgotten ones).",
                     tags={"description": f"Any of these tags. {TAG_NOTE}"},
@@ -35,7 +35,7 @@ def memory_tools() -> list[ToolSpec]:
             "is archived (stm_status archived, moved to memories/archive/), never deleted, "
             "and restore_memory brings it back. A pinned memory is refused (unpin it first). "
             "Answer: {forgotten: {id, from, to}, memory}.",
-            _schema("forget", ("id",), id=REF),
+            tool_schema("forget", ("id",), id=REF),
         ),
         ToolSpec(
             "edit_memory", "Edit a memory", "edit",
@@ -44,7 +44,7 @@ def memory_tools() -> list[ToolSpec]:
             "tags). Only the memory's own words change; its history (uses, strength, dates) "
             "is kept and the edit is not a use. The text passes the same gate as save_memory "
             "(secrets refused). Answer: {edited: {id, path, changed}, memory}.",
-            _schema("edit", ("id",), id=REF,
+            tool_schema("edit", ("id",), id=REF,
                     content="The new text, complete: it replaces the memory's text.",
                     title="A new short title.",
                     tags={"description": f"The new tags (replace the old ones). {TAG_NOTE}"}),
@@ -58,7 +58,7 @@ def memory_tools() -> list[ToolSpec]:
             "their operation id (operation); without one, the last operation is undone. "
             "list=true only lists the recent operations. Answer: {operation, kind, restored: "
             "[{from, to}], archived, skipped: [{path, reason}]}.",
-            _schema("undo", (),
+            tool_schema("undo", (),
                     operation="The operation id, e.g. op-3f2a9c1b7d4e (default: the last).",
                     list="true: only list the recent operations that can be undone."),
         ),

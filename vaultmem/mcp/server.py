@@ -24,7 +24,8 @@ from mcp.server.stdio import stdio_server
 from vaultmem import __version__
 from vaultmem.api.client import Client, discover
 from vaultmem.errors import DaemonError, InvalidInput, VaultmemError
-from vaultmem.mcp.tools import GUIDE, TOOLS, TOOLS_BY_NAME, ToolSpec
+from vaultmem.mcp.tool_spec import ToolSpec
+from vaultmem.mcp.tools import GUIDE, TOOLS, TOOLS_BY_NAME
 
 log = logging.getLogger("vaultmem.mcp")
 

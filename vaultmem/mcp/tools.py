@@ -8,16 +8,8 @@ input a schema rejects never reaches the daemon (which checks again).
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
-
-from vaultmem.api.schemas import REQUESTS, Schema
-from vaultmem.api.validation import validate
-from vaultmem.errors import InvalidInput
-
-JSON = dict[str, Any]
+from vaultmem.mcp.memory_tools import memory_tools
+from vaultmem.mcp.tool_spec import JSON, REF, TAG_NOTE, ToolSpec, tool_schema
 
 GUIDE = """\
 vaultmem is the user's long-term memory, kept as Markdown notes in their Obsidian vault.
@@ -43,51 +35,8 @@ deleted) when they fade out.
 """
 
 
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    title: str
-    op: str  # the daemon operation (vaultmem.api.ops.Api.OPERATIONS)
-    description: str
-    schema: Schema  # the published input schema: a JSON Schema object
-    to_body: Callable[[JSON], JSON] = dict  # checked arguments -> the daemon's request body
-    read_only: bool = False
-    exactly_one_of: tuple[str, ...] = ()
-
-    def request(self, arguments: Mapping[str, Any]) -> JSON:
-        """The daemon body for these arguments, defaults filled in (so the tool's defaults
-        win), or InvalidInput saying which argument is wrong and how."""
-        try:
-            checked: JSON = validate(self.schema, arguments, "arguments")
-        except InvalidInput as exc:
-            message = exc.message.removeprefix("arguments.").removeprefix("arguments: ")
-            raise InvalidInput(f"invalid arguments for {self.name}: {message}") from None
-        given = [name for name in self.exactly_one_of if name in checked]
-        if self.exactly_one_of and len(given) != 1:
-            raise InvalidInput(f"invalid arguments for {self.name}: give exactly one of "
-                               f"{' or '.join(self.exactly_one_of)}")
-        return self.to_body(checked)
-
-
-def _schema(op: str, required: tuple[str, ...] = (), **fields: str | Schema) -> Schema:
-    """An object schema from REQUESTS[op]: the fields named, in order, each given either a
-    description (str) or schema keys laid over the daemon's (dict, with a description)."""
-    source: dict[str, Schema] = REQUESTS[op]["properties"]
-    properties: dict[str, Schema] = {}
-    for name, spec in fields.items():
-        base = copy.deepcopy(source.get(name, {}))
-        extra = {"description": spec} if isinstance(spec, str) else spec
-        properties[name] = {**base, **extra}
-    schema: Schema = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
-REF = "A memory id (stm_id, a UUID) or the note's vault-relative path, e.g. from search_memory."
 DRY_RUN = ("true (default): only list what would change; false: apply it (notes are moved, "
            "never deleted).")
-TAG_NOTE = "Obsidian tags without '#', e.g. homelab or project/web (nested tags match)."
 
 
 def _apply_unless_dry_run(arguments: JSON) -> JSON:
@@ -116,7 +65,7 @@ def _save() -> ToolSpec:
         "ask the user, then call supersede_memory to confirm. Answer: {created, reinforced, "
         "superseded, possible_update_of, memory: {id, path, title, uri, tags, type, strength, "
         "score, ...}}.",
-        _schema(
+        tool_schema(
             "save", ("content",),
             content="The memory itself, in plain Markdown: complete sentences that stand alone.",
             title="A short title for the note (default: its first words).",
@@ -152,7 +101,7 @@ def _search() -> ToolSpec:
         "While the vault's index is being built, the answer also has indexing {done, total} "
         "(notes indexed so far): the results are partial, so say so rather than conclude the "
         "vault holds nothing.",
-        _schema(
+        tool_schema(
             "search", ("query",),
             query="What to look for: a question or keywords, in the user's words.",
             top_k="How many results (1-200, default 10).",
@@ -181,14 +130,14 @@ def _reading() -> list[ToolSpec]:
             "last_used, use_count, strength, its current score, the lifecycle decision (keep, "
             "forget or promote) with the reason, and its review priority. Does not count as a "
             "use. A regular note (no stm_id) is an error.",
-            _schema("get", ("id",), id=REF), read_only=True,
+            tool_schema("get", ("id",), id=REF), read_only=True,
         ),
         ToolSpec(
             "related_notes", "Related notes", "related",
             "The notes most similar in meaning to a note or memory (its nearest neighbours), to "
             "follow connections in the vault. Give exactly one of id or path. Answer: {path, "
             "related: [{path, title, similarity}]}.",
-            _schema("related", (), id=REF,
+            tool_schema("related", (), id=REF,
                     path="A vault-relative note path, e.g. Areas/Homelab/NAS.md.",
                     top_k="How many notes (1-200, default 5)."),
             read_only=True, exactly_one_of=("id", "path"),
@@ -202,7 +151,7 @@ def _reading() -> list[ToolSpec]:
             "memory that may replace an older one ({id, title, path, reason, by}); ask "
             "the user, then supersede_memory (or unsupersede_memory with by's id to "
             "dismiss). Answer: {items: [memories], total, updates}.",
-            _schema("review", (), limit="How many items at most (1-1000, default 20)."),
+            tool_schema("review", (), limit="How many items at most (1-1000, default 20)."),
             read_only=True,
         ),
         ToolSpec(
@@ -211,14 +160,14 @@ def _reading() -> list[ToolSpec]:
             "first: each with an id, cohesion (mean similarity), a suggested action (merge, "
             "review or keep) and its members (id, path, title). Read the members (get_memory), "
             "decide whether they really are one memory, and merge them with merge_cluster.",
-            _schema("clusters"), read_only=True,
+            tool_schema("clusters"), read_only=True,
         ),
         ToolSpec(
             "stats", "Memory statistics", "status",
             "The vault's numbers: notes indexed, memories by status and type, lifecycle "
             "decisions as of now (keep, forget, promote), index coverage (skipped and failed "
             "files with reasons) and the daemon's state (indexing progress, scheduled jobs).",
-            _schema("status", (), files="true: also list every file with its index status."),
+            tool_schema("status", (), files="true: also list every file with its index status."),
             read_only=True,
         ),
     ]
@@ -232,7 +181,7 @@ def _reinforcing() -> list[ToolSpec]:
             "from fading; boost=true also raises its strength by a step (0.1 by default, max "
             "2). For memories used in a conversation prefer observe_memory_usage; to say "
             "whether one helped, use feedback. Answers with the memory after the use.",
-            _schema("touch", ("id",), id=REF, boost="Also raise the strength (default false)."),
+            tool_schema("touch", ("id",), id=REF, boost="Also raise the strength (default false)."),
         ),
         ToolSpec(
             "observe_memory_usage", "Report memories used", "observe",
@@ -242,7 +191,7 @@ def _reinforcing() -> list[ToolSpec]:
             "is a cross-domain use and also gains strength. All or nothing: if one id is "
             "unknown, nothing is recorded. Answer: {observed: [memories, each with "
             "cross_domain]}.",
-            _schema("observe", ("ids",),
+            tool_schema("observe", ("ids",),
                     ids={"description": "The ids (or paths) of the memories used, 1-100."},
                     context_tags={"description": f"The conversation's topic. {TAG_NOTE}"}),
         ),
@@ -253,7 +202,7 @@ def _reinforcing() -> list[ToolSpec]:
             "default (never below 0), so it fades and is forgotten sooner - use it when a "
             "memory was wrong, outdated or irrelevant. The note's text is never changed. "
             "Answers with the memory after the change.",
-            _schema("feedback", ("id", "helpful"), id=REF,
+            tool_schema("feedback", ("id", "helpful"), id=REF,
                     helpful="true: it helped; false: it was wrong, outdated or irrelevant."),
         ),
     ]
@@ -269,7 +218,7 @@ def _lifecycle() -> list[ToolSpec]:
             "(restorable), memories that proved valuable are promoted to long-term notes in "
             "STM/. Pinned memories are never forgotten. Answer: {dry_run, archive, promote, "
             "keep, archived, promoted}.",
-            _schema("sweep", (), dry_run=dry_run),
+            tool_schema("sweep", (), dry_run=dry_run),
         ),
         ToolSpec(
             "gc", "Forget faded memories", "gc",
@@ -277,7 +226,7 @@ def _lifecycle() -> list[ToolSpec]:
             "to memories/archive/, where they stay restorable; nothing is deleted. Pinned "
             "memories and memories less than a day old are never forgotten. Answer: {dry_run, "
             "archive: [what qualifies, with reasons], archived: [moves], kept}.",
-            _schema("gc", (), dry_run=dry_run),
+            tool_schema("gc", (), dry_run=dry_run),
             to_body=_apply_unless_dry_run,
         ),
         ToolSpec(
@@ -288,7 +237,7 @@ def _lifecycle() -> list[ToolSpec]:
             "request; without id, every memory that qualifies (used at least twice and still "
             "strong, or used often recently). Answer: {dry_run, promote: [candidates with "
             "reasons], promoted: [moves]}.",
-            _schema("promote", (), id={"description": f"{REF} Omit to promote every memory "
+            tool_schema("promote", (), id={"description": f"{REF} Omit to promote every memory "
                                                       "that qualifies."},
                     dry_run=dry_run),
         ),
@@ -302,7 +251,7 @@ def _lifecycle() -> list[ToolSpec]:
             "Nothing is deleted. The daemon also does it on its own every few minutes. Answer: "
             "{dry_run, duplicates: [{id, canonical, copies, use_count}], merged, "
             "git_conflicts}.",
-            _schema("reconcile", (), dry_run=dry_run),
+            tool_schema("reconcile", (), dry_run=dry_run),
             to_body=_apply_unless_dry_run,
         ),
         ToolSpec(
@@ -312,7 +261,7 @@ def _lifecycle() -> list[ToolSpec]:
             "strength) and moves from memories/archive/ back to memories/. Find archived "
             "memories with search_memory and status [\"archived\"]. Answer: {restored: {id, "
             "from, to}, memory}.",
-            _schema("restore", ("id",), id=REF),
+            tool_schema("restore", ("id",), id=REF),
         ),
         ToolSpec(
             "supersede_memory", "Mark a memory as replaced by a newer one", "supersede",
@@ -321,7 +270,7 @@ def _lifecycle() -> list[ToolSpec]:
             "history, gains superseded_by, ranks below its successor in search, is never "
             "promoted and fades; the newer one (by) gains supersedes. Answer: {superseded: "
             "<the old memory>, by: <the new one>}.",
-            _schema("supersede", ("id", "by"), id=f"The outdated memory. {REF}",
+            tool_schema("supersede", ("id", "by"), id=f"The outdated memory. {REF}",
                     by=f"The memory that replaces it. {REF}"),
         ),
         ToolSpec(
@@ -330,14 +279,14 @@ def _lifecycle() -> list[ToolSpec]:
             "or its successor). Given a memory with a possible_update_of the user rejected, it "
             "dismisses that proposal. Answer: {unsuperseded: <the memory current again>, "
             "successor, dismissed}.",
-            _schema("unsupersede", ("id",), id=REF),
+            tool_schema("unsupersede", ("id",), id=REF),
         ),
         ToolSpec(
             "pin_memory", "Pin or unpin a memory", "pin",
             "Pin a memory so it is never forgotten, archived or merged away (pinned=true), or "
             "unpin it so it may fade again (pinned=false). Only when the user asks for it. "
             "Not a use. Answers with the memory after the change.",
-            _schema("pin", ("id", "pinned"), id=REF,
+            tool_schema("pin", ("id", "pinned"), id=REF,
                     pinned="true: never forget it; false: it may fade again."),
         ),
         ToolSpec(
@@ -347,7 +296,7 @@ def _lifecycle() -> list[ToolSpec]:
             "to memories/archive/ with stm_merged_into pointing at the new one - nothing is "
             "deleted. Merge only members that truly say the same thing. Answer: {cluster_id, "
             "merged_into: <the new memory>, archived: [moves]}.",
-            _schema("merge_cluster", ("cluster_id",),
+            tool_schema("merge_cluster", ("cluster_id",),
                     cluster_id="A cluster id from list_clusters, e.g. c-826d2862047c."),
         ),
     ]
@@ -358,9 +307,7 @@ ORDER = ("save_memory", "search_memory", "get_memory", "related_notes", "touch_m
          "promote_memory", "restore_memory", "supersede_memory", "unsupersede_memory",
          "reconcile", "list_clusters", "merge_cluster",
          "stats")
-# the tools of mcp/memory_tools.py (which builds on the names above) come last, in its order
-from vaultmem.mcp.memory_tools import memory_tools  # noqa: E402
-
+# the tools of mcp/memory_tools.py come last, in its order
 TOOLS: tuple[ToolSpec, ...] = (*sorted(
     (_save(), _search(), *_reading(), *_reinforcing(), *_lifecycle()),
     key=lambda tool: ORDER.index(tool.name),

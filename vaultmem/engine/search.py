@@ -1,0 +1,160 @@
+"""Search: the hybrid search over the index and the notes it finds related.
+
+A query is embedded and searched by meaning and by words, the notes ranked (core.ranking),
+re-ranked by memory score and blended with review items (docs/architecture.md, "A search").
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from vaultmem.core.decay import score
+from vaultmem.core.memory import ACTIVE
+from vaultmem.core.ranking import (
+    MATCH_THRESHOLD,
+    blend_review,
+    note_signals,
+    rank_notes,
+    rerank,
+)
+from vaultmem.core.reinforce import review_priority
+from vaultmem.engine.filters import FilterIndex, SearchFilters
+from vaultmem.engine.memory_notes import MemoryNote
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.parts import EngineParams, IndexOpener
+from vaultmem.engine.search_context import query_context
+from vaultmem.engine.shapes import JSON, SearchHit, search_json
+from vaultmem.engine.successors import mark_superseded, prefer_current
+from vaultmem.errors import InvalidInput, NotFound
+from vaultmem.index.base import Embedder
+from vaultmem.index.catalog import Catalog
+
+REVIEW_RELEVANCE_FLOOR = 0.3
+# Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
+VECTOR_POOL = 400
+TEXT_POOL = 150
+RERANK_POOL = 50
+NO_FILTERS = SearchFilters()
+
+
+class Search:
+    def __init__(
+        self, *, catalog: Catalog, store: MemoryStore, index: IndexOpener, embedder: Embedder,
+        filters: FilterIndex, params: EngineParams,
+    ) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._index = index
+        self._embedder = embedder
+        self.filters = filters
+        self._params = params
+
+    def related(self, ref: str, *, k: int = 5) -> JSON:
+        path = self._note_path(ref)
+        neighbours = self._index().related(path, k)
+        records = self._catalog.records_for(p for p, _ in neighbours)
+        return {
+            "path": path,
+            "related": [
+                {"path": p, "title": records[p].title if p in records else Path(p).stem,
+                 "similarity": round(sim, 6)}
+                for p, sim in neighbours
+            ],
+        }
+
+    # search -------------------------------------------------------------------------------
+
+    def search(
+        self, query: str, now: datetime, *, top_k: int | None = None,
+        filters: SearchFilters = NO_FILTERS, include_review: bool = True,
+        min_relevance: float = 0.0,
+    ) -> JSON:
+        """Hybrid search (docs/architecture.md, "Search"). Only notes whose relevance is at
+        least `min_relevance` are returned (MATCH_THRESHOLD: real matches only)."""
+        query = query.strip()
+        if not 0.0 <= min_relevance <= 1.0:
+            raise InvalidInput("min_relevance must be between 0 and 1")
+        if not query:
+            raise InvalidInput("the search query is empty")
+        top_k = top_k or self._params.top_k
+        if not 1 <= top_k <= 200:
+            raise InvalidInput("top_k must be between 1 and 200")
+        # A narrowing filter becomes the set of notes retrieval may return, answered from the
+        # in-memory filter index (vaultmem/engine/filters.py), not by reading every catalog row.
+        allowed = (self.filters.allowed(filters, now, self._store.iter_memories)
+                   if filters.narrows else None)
+        if allowed is not None and not allowed:
+            return search_json([], query=query, vault_name=self._params.vault_name)
+        index = self._index()
+        vector_hits = index.vector_search(
+            self._embedder.embed_query(query), VECTOR_POOL, paths=allowed)
+        text_hits = index.text_search(query, TEXT_POOL, paths=allowed)
+        signals = note_signals(vector_hits, text_hits)
+        matches = rank_notes(signals, query_context(self._catalog, query, signals),
+                             limit=max(RERANK_POOL, top_k * 5))
+        matches = [m for m in matches if m.relevance >= min_relevance]
+        records = self._catalog.records_for(m.path for m in matches)
+        copies = self._listed_copies(records)
+        matches = [m for m in matches if m.path not in copies]
+        records = {p: r for p, r in records.items() if p not in copies}
+        memories = self._candidate_memories(records)
+        matches = [m for m in matches if self._visible(m.path, filters, memories)]
+        scores = {p: score(m.state, now, self._params.decay) for p, m in memories.items()}
+        matched = {m.path for m in matches}
+        ranked = prefer_current(rerank(matches, {p: s for p, s in scores.items() if p in matched}),
+                                memories)
+        # review items must be relevant too: at least a fraction of the best match's relevance
+        floor = REVIEW_RELEVANCE_FLOOR * max((r.relevance for r in ranked), default=0.0)
+        relevant = {r.path for r in ranked if r.relevance >= floor}
+        priorities = {p: review_priority(s, self._params.reinforce) for p, s in scores.items()
+                      if memories[p].state.status == ACTIVE and p in relevant
+                      and memories[p].state.superseded_by is None}
+        fraction = self._params.review_fraction if include_review else 0.0
+        blended = blend_review(ranked, priorities, top_k, fraction=fraction)
+        hits = mark_superseded([self._hit(r, records, memories) for r in blended], memories,
+                               self._store, self._catalog, self._params.vault_name)
+        return search_json(hits, query=query, vault_name=self._params.vault_name)
+
+    def _listed_copies(self, records: dict[str, Any]) -> set[str]:
+        """Sync conflict copies whose memory's own note is also a candidate, so one memory is
+        listed once (a copy is listed only when its memory's own note is not)."""
+        copies: set[str] = set()
+        for note_id in {r.note_id for r in records.values() if r.note_id}:
+            paths = self._catalog.paths_for_note_id(note_id)
+            if len(paths) > 1 and (keep := self._store.canonical(paths)) in records:
+                copies.update(p for p in paths if p != keep)
+        return copies
+
+    def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
+        loaded = (self._store.try_load(path) for path, rec in records.items() if rec.note_id)
+        return {memory.path: memory for memory in loaded if memory is not None}
+
+    def _visible(self, path: str, filters: SearchFilters, memories: dict[str, MemoryNote]) -> bool:
+        memory = memories.get(path)
+        if memory is None:
+            return filters.include_regular and not filters.type
+        return memory.state.status in filters.statuses
+
+    def _hit(
+        self, ranked: Any, records: dict[str, Any], memories: dict[str, MemoryNote]
+    ) -> SearchHit:
+        memory = memories.get(ranked.path)
+        record = records.get(ranked.path)
+        title = memory.note.title if memory else (record.title if record else ranked.path)
+        tags = memory.state.tags if memory else (record.tags if record else ())
+        return SearchHit(
+            path=ranked.path, title=title, snippet=ranked.snippet,
+            relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
+            review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
+            matched=ranked.relevance >= MATCH_THRESHOLD,
+        )
+
+    # helpers ------------------------------------------------------------------------------
+
+    def _note_path(self, ref: str) -> str:
+        try:
+            return self._store.resolve(ref)
+        except NotFound:
+            raise NotFound(f"no note or memory {ref!r} in this vault") from None

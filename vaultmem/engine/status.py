@@ -1,0 +1,97 @@
+"""`status`: what the vault holds (notes, memories by status and type, the sweep's decisions),
+how much of it is indexed, and how much of it is not English."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from vaultmem.core.language import language_share
+from vaultmem.core.memory import ACTIVE, MemoryState
+from vaultmem.core.planning import plan_sweep
+from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.note_records import with_dated_problems
+from vaultmem.engine.parts import EngineParams
+from vaultmem.engine.shapes import JSON, coverage_json, languages_json
+from vaultmem.engine.snapshot import Snapshot
+from vaultmem.errors import NoteError, NotFound
+from vaultmem.index.base import Embedder
+from vaultmem.index.catalog import Catalog
+from vaultmem.vault.ignore import IgnoreRules
+from vaultmem.vault.notes import read_note
+
+LANGUAGE_SAMPLE = 100  # notes `status` reads to tell how much of the vault is not English
+LANGUAGE_CHARS = 4000  # of each
+
+
+class Status:
+    def __init__(self, *, root: Path, rules: IgnoreRules, catalog: Catalog, store: MemoryStore,
+                 embedder: Embedder, params: EngineParams) -> None:
+        self._root = root
+        self._rules = rules
+        self._catalog = catalog
+        self._store = store
+        self._embedder = embedder
+        self._params = params
+        self._language_cache: tuple[int, JSON] | None = None
+
+    def snapshot(self) -> Snapshot:
+        """A snapshot for one `status` call, shared with its other parts (sync copies,
+        unindexed changes)."""
+        return self._store.snapshot()
+
+    def status(self, now: datetime, *, per_file: bool = False,
+               snapshot: Snapshot | None = None) -> JSON:
+        """`snapshot`: the caller's, when it reads the catalog and the memories too."""
+        snapshot = snapshot or self._store.snapshot()
+        records = snapshot.records
+        by_status: dict[str, int] = {}
+        by_type: dict[str, int] = {}
+        active: list[tuple[str, MemoryState]] = []
+        states: list[tuple[str, MemoryState]] = []
+        for memory in self._store.iter_memories(snapshot):
+            states.append((memory.path, memory.state))
+            by_status[memory.state.status] = by_status.get(memory.state.status, 0) + 1
+            kind = memory.state.type or "untyped"
+            by_type[kind] = by_type.get(kind, 0) + 1
+            if memory.state.status == ACTIVE:
+                active.append((memory.path, memory.state))
+        records = with_dated_problems(records, states, now)
+        # the sweep's own plan, so the counts include what the active-memory cap archives
+        plan = plan_sweep(active, now, self._params.decay, self._params.policy)
+        decisions = {"keep": len(plan.keep), "forget": len(plan.archive),
+                     "promote": len(plan.promote)}
+        coverage = coverage_json(records, self._rules.problems)
+        if per_file:
+            coverage["files"] = [
+                {"path": r.path, "status": r.status, "reason": r.reason, "chunks": r.chunk_count}
+                for r in sorted(records.values(), key=lambda r: r.path)
+            ]
+        return {
+            "vault": str(self._root),
+            "notes": len(records),
+            "memories": {"total": sum(by_status.values()), "by_status": by_status,
+                         "by_type": by_type, "decisions": decisions},
+            "coverage": coverage,
+            "embedder": self._embedder.name,
+            "languages": self._languages(records),
+        }
+
+    def _languages(self, records: dict[str, Any]) -> JSON:
+        """How much of the vault is not English, judged on up to LANGUAGE_SAMPLE indexed notes
+        spread over it (read from the vault: status must not load the index). Kept until the
+        number of indexed notes changes."""
+        indexed = sorted(p for p, r in records.items() if r.status == "indexed")
+        cached = self._language_cache
+        if cached is not None and cached[0] == len(indexed):
+            return cached[1]
+        texts = []
+        for path in indexed[:: max(1, len(indexed) // LANGUAGE_SAMPLE)][:LANGUAGE_SAMPLE]:
+            try:
+                texts.append(read_note(self._root, path).body[:LANGUAGE_CHARS])
+            except (NoteError, NotFound, OSError):
+                continue  # gone or unreadable since it was indexed: judged next time
+        result = languages_json(language_share(texts), self._embedder.name)
+        self._language_cache = (len(indexed), result)
+        return result

@@ -114,7 +114,7 @@ def test_near_duplicates_form_one_stable_cluster(vault: Path, apps: list[App]) -
     assert member["path"] == "memories/kettle descaling.md"
     assert member["title"] == "kettle descaling"
     assert member["use_count"] == 3
-    assert member["score"] == pytest.approx(app.engine.get(first, NOW)["score"], abs=1e-6)
+    assert member["score"] == pytest.approx(app.engine.get(first, NOW).score, abs=1e-6)
     assert consolidator.list_clusters(NOW)["clusters"] == listed
     assert [c.id for c in consolidator.clusters(NOW)] == [cluster["id"]]
 
@@ -182,12 +182,12 @@ def test_merge_writes_one_note_and_archives_the_originals(vault: Path, apps: lis
     moved_names = {a["to"] for a in result["archived"]} | {merged["path"]}
     assert set(after) - set(before) == moved_names
 
-    hits = [h["path"] for h in app.engine.search("kettle descales citric acid", NOW)["results"]]
+    hits = [h.path for h in app.engine.search("kettle descales citric acid", NOW).hits]
     assert hits[0] == merged["path"]
     assert not any(h.startswith("memories/archive/") for h in hits)
     archived = app.engine.search("kettle descales citric acid", NOW,
                                  filters=SearchFilters(statuses=("archived",)))
-    assert {h["path"] for h in archived["results"]} == {a["to"] for a in result["archived"]}
+    assert {h.path for h in archived.hits} == {a["to"] for a in result["archived"]}
     assert consolidator.clusters(NOW) == []
 
 
@@ -238,7 +238,7 @@ def test_crash_before_archiving_leaves_originals_active(
     [new_path] = set(after) - set(before)
     app.engine.reindex()
     [again] = consolidator.clusters(NOW)
-    new_id = app.engine.get(new_path, NOW)["id"]
+    new_id = app.engine.get(new_path, NOW).id
     assert set(again.members) == {first, second, new_id}
 
 
@@ -285,7 +285,7 @@ def test_auto_merge_merges_only_cohesive_clusters(vault: Path, apps: list[App]) 
 def test_sample_vault_restic_memories_form_a_cluster(tmp_path: Path, apps: list[App]) -> None:
     vault = copy_vault(SAMPLE_VAULT, tmp_path / "sample")
     app, consolidator = _consolidator(apps, vault)
-    restic = {app.engine.get(RESTIC_OVER, NOW)["id"], app.engine.get(RESTIC_TO, NOW)["id"]}
+    restic = {app.engine.get(RESTIC_OVER, NOW).id, app.engine.get(RESTIC_TO, NOW).id}
     clusters = consolidator.list_clusters(NOW)["clusters"]
     [cluster] = [c for c in clusters if {m["id"] for m in c["members"]} & restic]
     assert {m["id"] for m in cluster["members"]} == restic

@@ -64,9 +64,9 @@ def _without_stm(text: str) -> list[str]:
 def test_touch_is_visible_at_once_and_written_on_flush(app: App, vault: Path) -> None:
     before = (vault / MEMORY).read_bytes()
     view = app.engine.touch(MEMORY_ID, REFERENCE)
-    assert view["use_count"] == 7
+    assert view.state.use_count == 7
     assert (vault / MEMORY).read_bytes() == before  # not written yet
-    assert app.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 7  # but visible
+    assert app.engine.get(MEMORY_ID, REFERENCE).state.use_count == 7  # but visible
     report = _store(app).flush()
     assert report.written == [MEMORY]
     text = (vault / MEMORY).read_text(encoding="utf-8")
@@ -150,7 +150,7 @@ def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb
     assert (after.mtime_ns, after.size) == (lambda st: (st.st_mtime_ns, st.st_size))(
         (app.root / MEMORY).stat())
     assert app.engine.sync_paths([MEMORY]).touched == 0  # the watcher's echo: nothing to do
-    assert app.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 26
+    assert app.engine.get(MEMORY_ID, REFERENCE).state.use_count == 26
     assert reads == Counter({MEMORY: 2})  # and neither needed the note read again
 
 
@@ -241,7 +241,7 @@ def test_pending_touches_survive_a_restart(tmp_path: Path, vault: Path) -> None:
     # no flush, no close: as after kill -9; a new process opens the same journal
     journal2 = UsageJournal(tmp_path / "data" / "usage.sqlite3")
     app2 = _app(tmp_path, journal2)
-    assert app2.engine.get(MEMORY_ID, REFERENCE)["use_count"] == 9
+    assert app2.engine.get(MEMORY_ID, REFERENCE).state.use_count == 9
     _store(app2).flush()
     assert "stm_use_count: 9" in (vault / MEMORY).read_text(encoding="utf-8")
     for a, j in ((app, journal), (app2, journal2)):

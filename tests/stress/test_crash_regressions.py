@@ -58,7 +58,7 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
     def plan_then_use(now: Any) -> Any:
         memories, plan = planned(now)
         for item in plan.promote + plan.archive[1:]:
-            touched[item.id] = engine.touch(item.id, now)["use_count"]
+            touched[item.id] = engine.touch(item.id, now).state.use_count
         engine.set_pinned(plan.archive[0].id, True, now)
         pinned.append(plan.archive[0].id)
         return memories, plan
@@ -67,10 +67,10 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
     result = lifecycle.sweep(REFERENCE, dry_run=False)
     assert result["promoted"] and result["archived"]
     for ref, uses in touched.items():
-        assert engine.get(ref, REFERENCE)["use_count"] == uses
+        assert engine.get(ref, REFERENCE).state.use_count == uses
     assert pinned[0] not in {move["id"] for move in result["archived"]}
     view = engine.get(pinned[0], REFERENCE)
-    assert view["pinned"] and view["status"] == "active"
+    assert view.state.pinned and view.state.status == "active"
 
 
 @pytest.mark.timeout(60)
@@ -80,7 +80,7 @@ def test_flush_finds_a_memory_renamed_before_the_index_saw_it(journalled_app: Ap
     store = journalled_app.engine.memories
     assert store.journal is not None
     ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
-    uses = journalled_app.engine.touch(ref, REFERENCE)["use_count"]
+    uses = journalled_app.engine.touch(ref, REFERENCE).state.use_count
     old = journalled_app.root / "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
     new = journalled_app.root / "Inbox/Sessions.md"
     os.rename(old, new)  # no watcher here: the catalog still lists the old path
@@ -104,7 +104,7 @@ def test_flush_waits_for_a_move_in_progress(
     def move_with_a_flush_inside(src: Path, dst: Path) -> None:
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.link(src, dst)
-        uses.append(engine.touch(ref, REFERENCE)["use_count"])  # pending, for the old path
+        uses.append(engine.touch(ref, REFERENCE).state.use_count)  # pending, for the old path
         flusher = threading.Thread(target=store.flush)
         flusher.start()
         flusher.join(timeout=0.5)

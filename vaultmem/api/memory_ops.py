@@ -17,19 +17,21 @@ from vaultmem.engine.engine import Engine
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
 from vaultmem.engine.operation_log import OperationLog
+from vaultmem.engine.results import Result
 from vaultmem.engine.undo import Undoer
 from vaultmem.errors import DaemonError
 
 JSON = dict[str, Any]
 
 OPERATIONS: tuple[str, ...] = ("list", "forget", "edit", "undo")
-Handler = Callable[[JSON, datetime], JSON]
+Answer = Result | JSON  # the operations not typed yet answer JSON-ready dicts
+Handler = Callable[[JSON, datetime], Answer]
 # the operations `undo` can take back: whether a body applies changes, what a result created
 _UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[JSON], list[str]]]] = {
     "sweep": (lambda body: not body["dry_run"], lambda result: []),
     "gc": (lambda body: bool(body["apply"]), lambda result: []),
     "promote": (lambda body: not body["dry_run"], lambda result: []),
-    "merge_cluster": (lambda body: True, lambda result: [result["merged_into"]["id"]]),
+    "merge_cluster": (lambda body: True, lambda result: [result["merged_into"].id]),
 }
 
 
@@ -63,11 +65,17 @@ class MemoryOps:
 
     def _recorded(self, op: str, handler: Handler, applies: Callable[[JSON], bool],
                   created: Callable[[JSON], list[str]]) -> Handler:
-        def run(body: JSON, now: datetime) -> JSON:
+        def run(body: JSON, now: datetime) -> Answer:
             if not applies(body):
                 return handler(body, now)
+
+            def once() -> JSON:
+                answer = handler(body, now)
+                assert isinstance(answer, dict)  # the undoable operations answer dicts
+                return answer
+
             with self._writes:
-                return self._undoer.record(op, now, lambda: handler(body, now), created)
+                return self._undoer.record(op, now, once, created)
         return run
 
     def _op_undo(self, body: JSON, now: datetime) -> JSON:

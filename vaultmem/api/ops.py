@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from vaultmem import __version__
 from vaultmem.api.memory_ops import OPERATIONS as MEMORY_OPERATIONS
-from vaultmem.api.memory_ops import MemoryOps
+from vaultmem.api.memory_ops import Answer, Handler, MemoryOps
 from vaultmem.api.validation import validate_body
+from vaultmem.api.wire import to_wire
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.engine.engine import Engine, SearchFilters
@@ -25,6 +27,14 @@ from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.results import (
+    IndexBuilding,
+    MemoryView,
+    ObserveResult,
+    RelatedResult,
+    ReviewResult,
+    SearchResult,
+)
 from vaultmem.engine.updates import Updates
 from vaultmem.errors import DaemonError, InvalidInput
 
@@ -81,11 +91,19 @@ class Api(MemoryOps):
         # saves, sweeps, merges and reindexes move files and write the index: one at a time
         self._writes = threading.RLock()
         self.operations = operations  # what sweeps and merges applied, for `undo`
-        self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = self.recorded_handlers({
+        self._handlers: dict[str, Handler] = self.recorded_handlers({
             op: getattr(self, f"_op_{op}") for op in self.OPERATIONS
         })
 
     def call(self, op: str, body: Mapping[str, Any]) -> JSON:
+        """The operation's answer in the protocol's JSON (what the socket, the CLI and the MCP
+        bridge send and show)."""
+        answer = to_wire(self.run(op, body))
+        assert isinstance(answer, dict)
+        return answer
+
+    def run(self, op: str, body: Mapping[str, Any]) -> Answer:
+        """The operation's typed result (`engine/results.py`), `body` validated first."""
         handler = self._handlers.get(op)
         if handler is None:
             raise InvalidInput(f"unknown operation {op!r}: use one of {', '.join(self.OPERATIONS)}")
@@ -108,7 +126,7 @@ class Api(MemoryOps):
                                                           engine.catalog)
         return data
 
-    def _op_search(self, body: JSON, now: datetime) -> JSON:
+    def _op_search(self, body: JSON, now: datetime) -> SearchResult:
         filters = SearchFilters(
             tags_any=tuple(body.get("tags", ())), tags_all=tuple(body.get("all_tags", ())),
             type=self._memory_type(body.get("type")),
@@ -122,7 +140,7 @@ class Api(MemoryOps):
                                     min_relevance=max(floor, body.get("min_relevance", 0.0)))
         building = self.engine.indexer.progress.building()
         if building is not None:  # the first index (or a rebuild) runs: results are partial
-            answer["indexing"] = building
+            return replace(answer, indexing=IndexBuilding(building["done"], building["total"]))
         return answer
 
     def _memory_type(self, given: str | None) -> str | None:
@@ -135,10 +153,10 @@ class Api(MemoryOps):
             raise InvalidInput(f"unknown memory type {given!r}: use one of {', '.join(known)}")
         return wanted
 
-    def _op_related(self, body: JSON, now: datetime) -> JSON:
+    def _op_related(self, body: JSON, now: datetime) -> RelatedResult:
         return self.engine.related(_ref(body), k=body["top_k"])
 
-    def _op_get(self, body: JSON, now: datetime) -> JSON:
+    def _op_get(self, body: JSON, now: datetime) -> MemoryView:
         return self.engine.get(body["id"], now)
 
     def _op_save(self, body: JSON, now: datetime) -> JSON:
@@ -150,22 +168,21 @@ class Api(MemoryOps):
                 supersedes=body.get("supersedes"),
             )
 
-    def _op_touch(self, body: JSON, now: datetime) -> JSON:
+    def _op_touch(self, body: JSON, now: datetime) -> MemoryView:
         return self.engine.touch(_ref(body), now, boost=body["boost"])
 
-    def _op_feedback(self, body: JSON, now: datetime) -> JSON:
+    def _op_feedback(self, body: JSON, now: datetime) -> MemoryView:
         return self.engine.feedback(body["id"], body["helpful"], now)
 
-    def _op_pin(self, body: JSON, now: datetime) -> JSON:
+    def _op_pin(self, body: JSON, now: datetime) -> MemoryView:
         return self.engine.set_pinned(body["id"], body["pinned"], now)
 
-    def _op_observe(self, body: JSON, now: datetime) -> JSON:
+    def _op_observe(self, body: JSON, now: datetime) -> ObserveResult:
         return self.engine.observe(body["ids"], body["context_tags"], now)
 
-    def _op_review(self, body: JSON, now: datetime) -> JSON:
+    def _op_review(self, body: JSON, now: datetime) -> ReviewResult:
         data = self.engine.review(now, limit=body["limit"])
-        data["updates"] = self.updates.proposals(now, limit=body["limit"])
-        return data
+        return replace(data, updates=self.updates.proposals(now, limit=body["limit"]))
 
     def _op_sweep(self, body: JSON, now: datetime) -> JSON:
         with self._writes:

@@ -266,7 +266,7 @@ class Daemon:
         assert self.app is not None
         consolidator = self.app.consolidator
         result = self._undoable("consolidation", consolidator.auto_merge, lambda done: [
-            merge["merged_into"]["id"] for merge in done["merged"]])
+            merge["merged_into"].id for merge in done["merged"]])
         self._consolidated_at = self.app.catalog.memory_fingerprint()
         return result
 

@@ -20,6 +20,7 @@ from vaultmem.core.planning import plan_sweep
 from vaultmem.core.ranking import (
     MATCH_THRESHOLD,
     ChunkHit,
+    Ranked,
     blend_review,
     note_signals,
     rank_notes,
@@ -37,19 +38,22 @@ from vaultmem.engine.indexer import Indexer, Progress, SyncReport
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.search_context import query_context
-from vaultmem.engine.shapes import (
-    JSON,
+from vaultmem.engine.results import (
+    MemoryView,
+    Observation,
+    ObserveResult,
+    RelatedNote,
+    RelatedResult,
+    ReviewResult,
     SearchHit,
-    coverage_json,
-    languages_json,
-    memory_json,
-    search_json,
+    SearchResult,
 )
+from vaultmem.engine.search_context import query_context
+from vaultmem.engine.shapes import JSON, coverage_json, languages_json, obsidian_uri
 from vaultmem.engine.successors import mark_superseded, prefer_current
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import InvalidInput, NoteError, NotFound
-from vaultmem.index.base import Embedder, Vector
+from vaultmem.index.base import Embedder, NoteRecord, Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, read_note
@@ -195,28 +199,29 @@ class Engine:
 
     # reading ------------------------------------------------------------------------------
 
-    def view(self, memory: MemoryNote, now: datetime) -> JSON:
+    def view(self, memory: MemoryNote, now: datetime) -> MemoryView:
         value = score(memory.state, now, self.params.decay)
-        return memory_json(
-            path=memory.path, title=memory.note.title, state=memory.state, score=value,
-            decision=decide(memory.state, now, self.params.decay, self.params.policy),
+        return MemoryView(
+            path=memory.path, title=memory.note.title,
+            uri=obsidian_uri(self.params.vault_name, memory.path), state=memory.state,
+            score=value, decision=decide(memory.state, now, self.params.decay, self.params.policy),
             review_priority=review_priority(value, self.params.reinforce),
-            vault_name=self.params.vault_name,
         )
 
-    def get(self, ref: str, now: datetime) -> JSON:
+    def get(self, ref: str, now: datetime) -> MemoryView:
         return self.view(self.memories.load(ref), now)
 
-    def review(self, now: datetime, *, limit: int = 20) -> JSON:
+    def review(self, now: datetime, *, limit: int = 20) -> ReviewResult:
         items = []
         for memory in self.memories.iter_memories():
             if memory.state.status != ACTIVE or memory.state.superseded_by is not None:
                 continue
             view = self.view(memory, now)
-            if view["review_priority"] > 0:
+            if round(view.review_priority, 6) > 0:
                 items.append(view)
-        items.sort(key=lambda v: (-v["review_priority"], v["path"]))
-        return {"items": items[:limit], "total": len(items)}
+        # ordered by the priority as answered (rounded), so equal-looking ones go by path
+        items.sort(key=lambda v: (-round(v.review_priority, 6), v.path))
+        return ReviewResult(items=tuple(items[:limit]), total=len(items))
 
     def neighbours(self, path: str, k: int) -> list[tuple[str, float]]:
         """The `k` notes nearest to the note at `path` by meaning, with their similarity."""
@@ -226,18 +231,14 @@ class Engine:
         """Each indexed note's vector (the mean of its chunks'), for the notes at `paths`."""
         return self._index().note_vectors(paths)
 
-    def related(self, ref: str, *, k: int = 5) -> JSON:
+    def related(self, ref: str, *, k: int = 5) -> RelatedResult:
         path = self._note_path(ref)
         neighbours = self.neighbours(path, k)
         records = self.catalog.records_for(p for p, _ in neighbours)
-        return {
-            "path": path,
-            "related": [
-                {"path": p, "title": records[p].title if p in records else Path(p).stem,
-                 "similarity": round(sim, 6)}
-                for p, sim in neighbours
-            ],
-        }
+        return RelatedResult(path=path, related=tuple(
+            RelatedNote(path=p, title=records[p].title if p in records else Path(p).stem,
+                        similarity=sim)
+            for p, sim in neighbours))
 
     def status(self, now: datetime, *, per_file: bool = False) -> JSON:
         records = self.catalog.records()
@@ -270,7 +271,7 @@ class Engine:
             "languages": self._languages(records),
         }
 
-    def _languages(self, records: dict[str, Any]) -> JSON:
+    def _languages(self, records: dict[str, NoteRecord]) -> JSON:
         """How much of the vault is not English, judged on up to LANGUAGE_SAMPLE indexed notes
         spread over it (read from the vault: status must not load the index). Kept until the
         number of indexed notes changes."""
@@ -290,14 +291,14 @@ class Engine:
 
     # reinforcement ------------------------------------------------------------------------
 
-    def touch(self, ref: str, now: datetime, *, boost: bool = False) -> JSON:
+    def touch(self, ref: str, now: datetime, *, boost: bool = False) -> MemoryView:
         def use(memory: MemoryNote) -> MemoryState:
             _check_use(memory, now)
             return touch(memory.state, now, self.params.reinforce, boost=boost)
 
         return self.view(self.memories.update(ref, use), now)
 
-    def feedback(self, ref: str, helpful: bool, now: datetime) -> JSON:
+    def feedback(self, ref: str, helpful: bool, now: datetime) -> MemoryView:
         """Helpful: a use with a strength boost. Unhelpful: strength lowered by the feedback
         penalty (floor 0), not counted as a use."""
         if helpful:
@@ -310,12 +311,13 @@ class Engine:
 
         return self.view(self.memories.update(ref, lower), now)
 
-    def set_pinned(self, ref: str, pinned: bool, now: datetime) -> JSON:
+    def set_pinned(self, ref: str, pinned: bool, now: datetime) -> MemoryView:
         """Pin (never forgotten, archived or merged away) or unpin a memory; not a use."""
         updated = self.memories.update(ref, lambda memory: replace(memory.state, pinned=pinned))
         return self.view(updated, now)
 
-    def observe(self, refs: Sequence[str], context_tags: Sequence[str], now: datetime) -> JSON:
+    def observe(self, refs: Sequence[str], context_tags: Sequence[str],
+                now: datetime) -> ObserveResult:
         if not refs:
             raise InvalidInput("give at least one memory id to observe")
         cross: dict[str, bool] = {}
@@ -326,12 +328,9 @@ class Engine:
                                               self.params.reinforce)
             return new
 
-        results = []
-        for memory in self.memories.update_each(refs, use):  # all or nothing
-            view = self.view(memory, now)
-            view["cross_domain"] = cross[memory.path]
-            results.append(view)
-        return {"observed": results}
+        return ObserveResult(observed=tuple(
+            Observation(self.view(memory, now), cross[memory.path])
+            for memory in self.memories.update_each(refs, use)))  # all or nothing
 
     # search -------------------------------------------------------------------------------
 
@@ -339,7 +338,7 @@ class Engine:
         self, query: str, now: datetime, *, top_k: int | None = None,
         filters: SearchFilters = SearchFilters(), include_review: bool = True,
         min_relevance: float = 0.0,
-    ) -> JSON:
+    ) -> SearchResult:
         """Hybrid search (docs/architecture.md, "Search"). Only notes whose relevance is at
         least `min_relevance` are returned (MATCH_THRESHOLD: real matches only)."""
         query = query.strip()
@@ -355,7 +354,7 @@ class Engine:
         allowed = (self.filters.allowed(filters, now, self.memories.iter_memories)
                    if filters.narrows else None)
         if allowed is not None and not allowed:
-            return search_json([], query=query, vault_name=self.params.vault_name)
+            return SearchResult(query=query, hits=())
         index = self._index()
         vector_hits = index.vector_search(
             self.embedder.embed_query(query), VECTOR_POOL, paths=allowed)
@@ -384,9 +383,9 @@ class Engine:
         blended = blend_review(ranked, priorities, top_k, fraction=fraction)
         hits = mark_superseded([self._hit(r, records, memories) for r in blended], memories,
                                self.memories, self.catalog, self.params.vault_name)
-        return search_json(hits, query=query, vault_name=self.params.vault_name)
+        return SearchResult(query=query, hits=tuple(hits))
 
-    def _listed_copies(self, records: dict[str, Any]) -> set[str]:
+    def _listed_copies(self, records: dict[str, NoteRecord]) -> set[str]:
         """Sync conflict copies whose memory's own note is also a candidate, so one memory is
         listed once (a copy is listed only when its memory's own note is not)."""
         copies: set[str] = set()
@@ -396,7 +395,7 @@ class Engine:
                 copies.update(p for p in paths if p != keep)
         return copies
 
-    def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
+    def _candidate_memories(self, records: dict[str, NoteRecord]) -> dict[str, MemoryNote]:
         loaded = (self.memories.try_load(path) for path, rec in records.items() if rec.note_id)
         return {memory.path: memory for memory in loaded if memory is not None}
 
@@ -407,14 +406,15 @@ class Engine:
         return memory.state.status in filters.statuses
 
     def _hit(
-        self, ranked: Any, records: dict[str, Any], memories: dict[str, MemoryNote]
+        self, ranked: Ranked, records: dict[str, NoteRecord], memories: dict[str, MemoryNote]
     ) -> SearchHit:
         memory = memories.get(ranked.path)
         record = records.get(ranked.path)
         title = memory.note.title if memory else (record.title if record else ranked.path)
         tags = memory.state.tags if memory else (record.tags if record else ())
         return SearchHit(
-            path=ranked.path, title=title, snippet=ranked.snippet,
+            path=ranked.path, title=title,
+            uri=obsidian_uri(self.params.vault_name, ranked.path), snippet=ranked.snippet,
             relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
             review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
             matched=ranked.relevance >= MATCH_THRESHOLD,

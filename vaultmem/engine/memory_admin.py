@@ -30,6 +30,7 @@ from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.filters import tag_keys
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
+from vaultmem.engine.results import MemoryView
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import InvalidInput, NoteError, Refused
 from vaultmem.vault.memory_text import replace_text, set_tags, set_title
@@ -76,11 +77,11 @@ class MemoryAdmin:
             if wanted and not wanted & tag_keys(state.tags):
                 continue
             view = self.engine.view(memory, now)
-            if filters.decision is None or view["decision"] == filters.decision:
+            if filters.decision is None or view.decision.action == filters.decision:
                 views.append(view)
-        views.sort(key=lambda v: v["path"])
+        views.sort(key=lambda v: v.path)
         field, descending = SORTS[sort]
-        views.sort(key=lambda v: _sort_key(v[field]), reverse=descending)
+        views.sort(key=lambda v: _sort_key(_sort_value(v, field)), reverse=descending)
         return {"memories": views[:limit], "total": len(views)}
 
     def forget(self, ref: str, now: datetime) -> JSON:
@@ -147,6 +148,18 @@ class MemoryAdmin:
             kind = find_secret(text) if text else None
             if kind is not None:
                 raise Refused(secret_reason(what, kind))
+
+
+def _sort_value(view: MemoryView, field: str) -> str | float | None:
+    """The value a list sorts by, as the answer shows it (rounded score, dates in ISO form)."""
+    if field == "score":
+        return round(view.score, 6)
+    if field == "title":
+        return view.title
+    if field == "use_count":
+        return view.state.use_count
+    when = view.state.last_used if field == "last_used" else view.state.created
+    return when.isoformat(timespec="seconds") if when is not None else None
 
 
 def _sort_key(value: Any) -> Any:

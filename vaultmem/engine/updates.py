@@ -23,6 +23,7 @@ from vaultmem.engine.lifecycle import (
     normalise_text,
 )
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
+from vaultmem.engine.results import MemoryView, NoteRef, UpdateProposal
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import Superseder
 from vaultmem.errors import InvalidInput
@@ -61,11 +62,11 @@ class Updates:
                                      force=force)
         answer["superseded"] = None
         answer["possible_update_of"] = None
-        saved_id = answer["memory"]["id"]
+        saved_id = answer["memory"].id
         if old is not None and saved_id != old.state.id:
             self._link(answer, old.path, now)
         elif old is None and answer["created"]:
-            found = self.detect(content, tags, answer["memory"]["path"])
+            found = self.detect(content, tags, answer["memory"].path)
             if found is not None:
                 update = {**_brief(self.engine.view(found[0], now)), "reason": found[1],
                           "cosine": round(found[2], 4), "applied": False}
@@ -109,7 +110,7 @@ class Updates:
         path, reason, cosine = found
         return scoped[path], reason, cosine
 
-    def proposals(self, now: datetime, *, limit: int = 20) -> list[JSON]:
+    def proposals(self, now: datetime, *, limit: int = 20) -> tuple[UpdateProposal, ...]:
         """Detected updates not confirmed or dismissed yet (`stm_possible_update_of`, recorded
         at save), newest first, for review. Read from the notes alone: no model, no index."""
         live = {m.state.id: m for m in self.engine.memories.iter_memories()
@@ -120,17 +121,17 @@ class Updates:
             if older is None:
                 continue  # linked, archived or gone since: nothing to propose
             reason = value_change(_content_of(older), _content_of(newer))
-            found.append((newer.state.created, {
-                **_brief(self.engine.view(older, now)),
-                "reason": reason or "proposed when it was saved",
-                "by": _brief(self.engine.view(newer, now))}))
-        found.sort(key=lambda item: (item[0], item[1]["by"]["id"]), reverse=True)
-        return [item for _, item in found[:limit]]
+            found.append((newer.state.created, UpdateProposal(
+                old=NoteRef.of(self.engine.view(older, now)),
+                reason=reason or "proposed when it was saved",
+                by=NoteRef.of(self.engine.view(newer, now)))))
+        found.sort(key=lambda item: (item[0], item[1].by.id), reverse=True)
+        return tuple(item for _, item in found[:limit])
 
     def _propose(self, answer: JSON, old_id: str, now: datetime) -> None:
         """Record the detected update in the new memory's note (`stm_possible_update_of`), so
         review lists it until it is confirmed (supersede) or dismissed (unsupersede)."""
-        path = answer["memory"]["path"]
+        path = answer["memory"].path
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             mine = [m for m in current if m.path == path and writable(m)]
@@ -142,7 +143,7 @@ class Updates:
             answer["memory"] = self.engine.view(written[0], now)
 
     def _link(self, answer: JSON, old_path: str, now: datetime) -> None:
-        linked = self.superseder.supersede(old_path, answer["memory"]["id"], now)
+        linked = self.superseder.supersede(old_path, answer["memory"].id, now)
         answer["superseded"] = _brief(linked["superseded"])
         answer["memory"] = linked["by"]
 
@@ -157,6 +158,5 @@ class Updates:
         return old
 
 
-def _brief(view: JSON) -> JSON:
-    return {"id": view["id"], "path": view["path"], "title": view["title"],
-            "uri": view["uri"]}
+def _brief(view: MemoryView) -> JSON:
+    return {"id": view.id, "path": view.path, "title": view.title, "uri": view.uri}

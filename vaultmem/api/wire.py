@@ -1,0 +1,142 @@
+"""The protocol's JSON for the use cases' typed results (`vaultmem/engine/results.py`): one
+function per shape, and `to_wire` choosing among them. `Api.call` answers through it, so the
+socket, the CLI and the MCP bridge all send what is built here (docs/protocol.md).
+
+Field names and their order are a public contract: add fields freely, never rename or remove
+one (tests/api/test_wire_golden.py holds every answer byte for byte).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from vaultmem.engine.results import (
+    IndexBuilding,
+    MemoryView,
+    NoteRef,
+    ObserveResult,
+    RelatedResult,
+    ReviewResult,
+    SearchHit,
+    SearchResult,
+    Successor,
+    UpdateProposal,
+)
+
+JSON = dict[str, Any]
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat(timespec="seconds") if value is not None else None
+
+
+def memory_wire(view: MemoryView) -> JSON:
+    state = view.state
+    return {
+        "id": state.id,
+        "path": view.path,
+        "title": view.title,
+        "uri": view.uri,
+        "tags": list(state.tags),
+        "type": state.type,
+        "status": state.status,
+        "pinned": state.pinned,
+        "source": state.source,
+        "created": iso(state.created),
+        "last_used": iso(state.last_used),
+        "use_count": state.use_count,
+        "strength": round(state.strength, 4),
+        "review_count": state.review_count,
+        "cross_domain_count": state.cross_domain_count,
+        "promoted_at": iso(state.promoted_at),
+        "merged_into": state.merged_into,
+        "superseded_by": state.superseded_by,
+        "supersedes": state.supersedes,
+        "possible_update_of": state.possible_update_of,
+        "score": round(view.score, 6),
+        "decision": view.decision.action,
+        "reason": view.decision.reason,
+        "review_priority": round(view.review_priority, 6),
+    }
+
+
+def note_ref_wire(ref: NoteRef) -> JSON:
+    return {"id": ref.id, "path": ref.path, "title": ref.title, "uri": ref.uri}
+
+
+def successor_wire(successor: Successor) -> JSON:
+    return {"id": successor.id, "path": successor.path, "title": successor.title,
+            "uri": successor.uri}
+
+
+def search_hit_wire(hit: SearchHit) -> JSON:
+    return {
+        "id": hit.memory_id,
+        "path": hit.path,
+        "title": hit.title,
+        "snippet": hit.snippet,
+        "uri": hit.uri,
+        "tags": list(hit.tags),
+        "relevance": round(hit.relevance, 6),
+        "matched": hit.matched,
+        "score": None if hit.score is None else round(hit.score, 6),
+        "final": round(hit.final, 6),
+        "review": hit.review,
+        "superseded_by": None if hit.superseded_by is None else successor_wire(hit.superseded_by),
+    }
+
+
+def building_wire(building: IndexBuilding) -> JSON:
+    return {"done": building.done, "total": building.total}
+
+
+def search_wire(result: SearchResult) -> JSON:
+    data: JSON = {"query": result.query, "results": [search_hit_wire(h) for h in result.hits]}
+    if result.indexing is not None:
+        data["indexing"] = building_wire(result.indexing)
+    return data
+
+
+def related_wire(result: RelatedResult) -> JSON:
+    return {"path": result.path,
+            "related": [{"path": n.path, "title": n.title, "similarity": round(n.similarity, 6)}
+                        for n in result.related]}
+
+
+def observe_wire(result: ObserveResult) -> JSON:
+    return {"observed": [{**memory_wire(o.memory), "cross_domain": o.cross_domain}
+                         for o in result.observed]}
+
+
+def proposal_wire(proposal: UpdateProposal) -> JSON:
+    return {**note_ref_wire(proposal.old), "reason": proposal.reason,
+            "by": note_ref_wire(proposal.by)}
+
+
+def review_wire(result: ReviewResult) -> JSON:
+    return {"items": [memory_wire(v) for v in result.items], "total": result.total,
+            "updates": [proposal_wire(p) for p in result.updates]}
+
+
+_SHAPES: dict[type, Callable[[Any], JSON]] = {
+    MemoryView: memory_wire,
+    SearchResult: search_wire,
+    RelatedResult: related_wire,
+    ObserveResult: observe_wire,
+    ReviewResult: review_wire,
+}
+
+
+def to_wire(result: object) -> Any:
+    """The JSON for `result`: a typed result through its shape's function; a plain answer
+    (health, reindex, the daemon's status) as it is, its nested results converted."""
+    shape = _SHAPES.get(type(result))
+    if shape is not None:
+        return shape(result)
+    if isinstance(result, dict):
+        return {key: to_wire(value) for key, value in result.items()}
+    if isinstance(result, list | tuple):
+        return [to_wire(value) for value in result]
+    return result

@@ -12,6 +12,7 @@ import pytest
 
 from tests.cli._support import REFERENCE, copy_vault
 from tests.conftest import SAMPLE_VAULT
+from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine.journal import UsageJournal
@@ -284,7 +285,7 @@ def test_a_concurrent_edit_during_flush_keeps_the_write_pending(
 def test_archive_after_pending_touches_keeps_them(app: App, vault: Path) -> None:
     forget_id = "d8768a8d-2adb-41e7-98f9-0fbdb7770399"
     app.engine.touch(forget_id, REFERENCE)  # pending use_count 2
-    app.lifecycle.gc(REFERENCE.replace(year=2027), apply=True)
+    to_wire(app.lifecycle.gc(REFERENCE.replace(year=2027), apply=True))
     archived = vault / "memories/archive/2026-09-20 pihole-container-restart-after-update.md"
     text = archived.read_text(encoding="utf-8")
     assert "stm_status: archived" in text and "stm_use_count: 2" in text
@@ -299,7 +300,7 @@ def test_pinning_keeps_a_memory_from_being_forgotten(app: App, vault: Path) -> N
     assert view["pinned"] is True and view["decision"] == "keep"
     assert view["use_count"] == 1  # pinning is not a use
     _store(app).flush()
-    result = app.lifecycle.gc(REFERENCE, apply=True)
+    result = to_wire(app.lifecycle.gc(REFERENCE, apply=True))
     assert pihole not in {item["id"] for item in result["archived"]}
     note = vault / "memories/2026-09-20 pihole-container-restart-after-update.md"
     assert "stm_pinned: true" in note.read_text(encoding="utf-8")

@@ -19,6 +19,7 @@ from tests.stress.crash_harness import (
     memory_id,
     notes_on_disk,
 )
+from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine import memory_store
@@ -64,7 +65,7 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
         return memories, plan
 
     monkeypatch.setattr(lifecycle, "plan", plan_then_use)
-    result = lifecycle.sweep(REFERENCE, dry_run=False)
+    result = to_wire(lifecycle.sweep(REFERENCE, dry_run=False))
     assert result["promoted"] and result["archived"]
     for ref, uses in touched.items():
         assert engine.get(ref, REFERENCE).state.use_count == uses
@@ -113,7 +114,7 @@ def test_flush_waits_for_a_move_in_progress(
 
     flushers: list[threading.Thread] = []
     monkeypatch.setattr("vaultmem.vault.memories.move_file", move_with_a_flush_inside)
-    moved = journalled_app.lifecycle.promote(ref, REFERENCE)["promoted"][0]
+    moved = to_wire(journalled_app.lifecycle.promote(ref, REFERENCE))["promoted"][0]
     flushers[0].join(timeout=30)
     store.flush()
     holders = [p for p, d in notes_on_disk(journalled_app.root).items()
@@ -166,16 +167,16 @@ def test_sweep_and_merge_survive_a_note_moved_under_them(
         return written
 
     monkeypatch.setattr(memory_store, "edit_memory_note", write_then_user_renames)
-    first = app.lifecycle.sweep(REFERENCE, dry_run=False)
+    first = to_wire(app.lifecycle.sweep(REFERENCE, dry_run=False))
     monkeypatch.setattr(memory_store, "edit_memory_note", write)
     moved_id = memory_id(renamed[0].read_text(encoding="utf-8"))
     assert moved_id not in {m["id"] for m in first["archived"]}
     app.engine.sync_paths(["Inbox/Renamed by hand.md"])  # what the watcher would do
-    second = app.lifecycle.sweep(REFERENCE, dry_run=False)
+    second = to_wire(app.lifecycle.sweep(REFERENCE, dry_run=False))
     assert [m["id"] for m in second["finished_moves"]] == [moved_id]
 
     consolidator = Consolidator(app.engine, app.lifecycle)
-    cluster = consolidator.list_clusters(REFERENCE)["clusters"][0]
+    cluster = to_wire(consolidator.list_clusters(REFERENCE))["clusters"][0]
     merged = consolidator._write_merged
 
     def write_merged_then_user_deletes(*args: Any) -> Any:
@@ -184,7 +185,7 @@ def test_sweep_and_merge_survive_a_note_moved_under_them(
 
     monkeypatch.setattr(consolidator, "_write_merged", write_merged_then_user_deletes)
     with pytest.raises(ConcurrentEdit):
-        consolidator.merge(cluster["id"], REFERENCE)
+        to_wire(consolidator.merge(cluster["id"], REFERENCE))
 
 
 def test_start_up_removes_only_stale_temp_files(tmp_path: Path) -> None:

@@ -17,22 +17,34 @@ from vaultmem.engine.engine import Engine
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
 from vaultmem.engine.operation_log import OperationLog
-from vaultmem.engine.results import Result
+from vaultmem.engine.results import (
+    GcResult,
+    MergeResult,
+    PromoteResult,
+    Result,
+    SweepResult,
+)
 from vaultmem.engine.undo import Undoer
 from vaultmem.errors import DaemonError
 
 JSON = dict[str, Any]
 
 OPERATIONS: tuple[str, ...] = ("list", "forget", "edit", "undo")
+UndoableResult = SweepResult | GcResult | PromoteResult | MergeResult
 Answer = Result | JSON  # the operations not typed yet answer JSON-ready dicts
 Handler = Callable[[JSON, datetime], Answer]
 # the operations `undo` can take back: whether a body applies changes, what a result created
-_UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[JSON], list[str]]]] = {
+_UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[UndoableResult], list[str]]]] = {
     "sweep": (lambda body: not body["dry_run"], lambda result: []),
     "gc": (lambda body: bool(body["apply"]), lambda result: []),
     "promote": (lambda body: not body["dry_run"], lambda result: []),
-    "merge_cluster": (lambda body: True, lambda result: [result["merged_into"].id]),
+    "merge_cluster": (lambda body: True, lambda result: _merged_id(result)),
 }
+
+
+def _merged_id(result: UndoableResult) -> list[str]:
+    assert isinstance(result, MergeResult)
+    return [result.merged_into.id]
 
 
 class MemoryOps:
@@ -64,14 +76,14 @@ class MemoryOps:
         return wrapped
 
     def _recorded(self, op: str, handler: Handler, applies: Callable[[JSON], bool],
-                  created: Callable[[JSON], list[str]]) -> Handler:
+                  created: Callable[[UndoableResult], list[str]]) -> Handler:
         def run(body: JSON, now: datetime) -> Answer:
             if not applies(body):
                 return handler(body, now)
 
-            def once() -> JSON:
+            def once() -> UndoableResult:
                 answer = handler(body, now)
-                assert isinstance(answer, dict)  # the undoable operations answer dicts
+                assert isinstance(answer, UndoableResult)
                 return answer
 
             with self._writes:

@@ -28,12 +28,17 @@ from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.reconcile import Reconciler, duplicates_report
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.results import (
+    ClustersResult,
+    GcResult,
     IndexBuilding,
     MemoryView,
+    MergeResult,
     ObserveResult,
+    PromoteResult,
     RelatedResult,
     ReviewResult,
     SearchResult,
+    SweepResult,
 )
 from vaultmem.engine.updates import Updates
 from vaultmem.errors import DaemonError, InvalidInput
@@ -42,11 +47,9 @@ JSON = dict[str, Any]
 
 
 class Consolidator(Protocol):
-    def list_clusters(self, now: datetime) -> dict[str, Any]:
-        """`{"clusters": [{"id", "cohesion", "action", "members": [{"id", "path", "title"}]}]}`"""
-        ...
+    def list_clusters(self, now: datetime) -> ClustersResult: ...
 
-    def merge(self, cluster_id: str, now: datetime) -> dict[str, Any]: ...
+    def merge(self, cluster_id: str, now: datetime) -> MergeResult: ...
 
 
 class Api(MemoryOps):
@@ -184,11 +187,11 @@ class Api(MemoryOps):
         data = self.engine.review(now, limit=body["limit"])
         return replace(data, updates=self.updates.proposals(now, limit=body["limit"]))
 
-    def _op_sweep(self, body: JSON, now: datetime) -> JSON:
+    def _op_sweep(self, body: JSON, now: datetime) -> SweepResult:
         with self._writes:
             return self.lifecycle.sweep(now, dry_run=body["dry_run"])
 
-    def _op_gc(self, body: JSON, now: datetime) -> JSON:
+    def _op_gc(self, body: JSON, now: datetime) -> GcResult:
         with self._writes:
             return self.lifecycle.gc(now, apply=body["apply"])
 
@@ -196,7 +199,7 @@ class Api(MemoryOps):
         with self._writes:
             return self.reconciler.reconcile(now, apply=body["apply"])
 
-    def _op_promote(self, body: JSON, now: datetime) -> JSON:
+    def _op_promote(self, body: JSON, now: datetime) -> PromoteResult:
         with self._writes:
             return self.lifecycle.promote(body.get("id"), now, dry_run=body["dry_run"])
 
@@ -212,10 +215,10 @@ class Api(MemoryOps):
         with self._writes:
             return self.updates.superseder.unsupersede(body["id"], now)
 
-    def _op_clusters(self, body: JSON, now: datetime) -> JSON:
+    def _op_clusters(self, body: JSON, now: datetime) -> ClustersResult:
         return self._consolidator().list_clusters(now)
 
-    def _op_merge_cluster(self, body: JSON, now: datetime) -> JSON:
+    def _op_merge_cluster(self, body: JSON, now: datetime) -> MergeResult:
         with self._writes:
             return self._consolidator().merge(body["cluster_id"], now)
 

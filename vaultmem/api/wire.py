@@ -13,15 +13,27 @@ from datetime import datetime
 from typing import Any
 
 from vaultmem.engine.results import (
+    Archived,
+    AutoMergeResult,
+    ClustersResult,
+    ClusterView,
+    GcResult,
     IndexBuilding,
+    LeftAlone,
     MemoryView,
+    MergeResult,
+    Move,
     NoteRef,
     ObserveResult,
+    Planned,
+    Promoted,
+    PromoteResult,
     RelatedResult,
     ReviewResult,
     SearchHit,
     SearchResult,
     Successor,
+    SweepResult,
     UpdateProposal,
 )
 
@@ -120,12 +132,108 @@ def review_wire(result: ReviewResult) -> JSON:
             "updates": [proposal_wire(p) for p in result.updates]}
 
 
+def move_wire(move: Move) -> JSON:
+    return {"id": move.id, "from": move.source, "to": move.to}
+
+
+def cluster_wire(cluster: ClusterView) -> JSON:
+    return {
+        "id": cluster.id,
+        "cohesion": round(cluster.cohesion, 4),
+        "action": cluster.action,
+        "members": [{"id": m.id, "path": m.path, "title": m.title, "use_count": m.use_count,
+                     "score": round(m.score, 6)} for m in cluster.members],
+    }
+
+
+def clusters_wire(result: ClustersResult) -> JSON:
+    return {"clusters": [cluster_wire(c) for c in result.clusters]}
+
+
+def _with_operation(data: JSON, operation: str | None) -> JSON:
+    """An operation `undo` can take back names its id once it changed anything."""
+    if operation is not None:
+        data["operation"] = operation
+    return data
+
+
+def merge_wire(result: MergeResult) -> JSON:
+    return _with_operation({"cluster_id": result.cluster_id,
+                            "merged_into": memory_wire(result.merged_into),
+                            "archived": [move_wire(m) for m in result.archived]},
+                           result.operation)
+
+
+def auto_merge_wire(result: AutoMergeResult) -> JSON:
+    return _with_operation({
+        "merged": [merge_wire(m) for m in result.merged],
+        "review": [cluster_wire(c) for c in result.review],
+        "skipped": [{"cluster_id": s.cluster_id, "reason": s.reason} for s in result.skipped],
+    }, result.operation)
+
+
+def planned_wire(item: Planned) -> JSON:
+    return {"id": item.id, "path": item.path, "decision": item.decision.action,
+            "reason": item.decision.reason, "score": round(item.decision.score, 6)}
+
+
+def archived_wire(move: Archived) -> JSON:
+    return {"id": move.id, "from": move.source, "to": move.to, "reason": move.reason}
+
+
+def promoted_wire(move: Promoted) -> JSON:
+    return {"id": move.id, "from": move.source, "to": move.to, "reason": move.reason,
+            "links": list(move.links)}
+
+
+def left_alone_wire(item: LeftAlone) -> JSON:
+    return {"id": item.id, "path": item.path, "reason": item.reason}
+
+
+def gc_wire(result: GcResult) -> JSON:
+    return _with_operation({
+        "dry_run": result.dry_run,
+        "archive": [planned_wire(i) for i in result.archive],
+        "archived": [archived_wire(m) for m in result.archived],
+        "kept": result.kept,
+        "left_alone": [left_alone_wire(i) for i in result.left_alone],
+    }, result.operation)
+
+
+def promote_wire(result: PromoteResult) -> JSON:
+    return _with_operation({
+        "dry_run": result.dry_run,
+        "promote": [planned_wire(i) for i in result.promote],
+        "promoted": [promoted_wire(m) for m in result.promoted],
+        "left_alone": [left_alone_wire(i) for i in result.left_alone],
+    }, result.operation)
+
+
+def sweep_wire(result: SweepResult) -> JSON:
+    return _with_operation({
+        "dry_run": result.dry_run,
+        "archive": [planned_wire(i) for i in result.archive],
+        "promote": [planned_wire(i) for i in result.promote],
+        "keep": result.keep,
+        "archived": [archived_wire(m) for m in result.archived],
+        "promoted": [promoted_wire(m) for m in result.promoted],
+        "finished_moves": [move_wire(m) for m in result.finished_moves],
+        "left_alone": [left_alone_wire(i) for i in result.left_alone],
+    }, result.operation)
+
+
 _SHAPES: dict[type, Callable[[Any], JSON]] = {
     MemoryView: memory_wire,
     SearchResult: search_wire,
     RelatedResult: related_wire,
     ObserveResult: observe_wire,
     ReviewResult: review_wire,
+    ClustersResult: clusters_wire,
+    MergeResult: merge_wire,
+    AutoMergeResult: auto_merge_wire,
+    GcResult: gc_wire,
+    PromoteResult: promote_wire,
+    SweepResult: sweep_wire,
 }
 
 

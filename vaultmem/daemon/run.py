@@ -29,7 +29,8 @@ from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.engine.indexer import SyncReport
 from vaultmem.engine.journal import FlushReport, UsageJournal
 from vaultmem.engine.memory_admin import MemoryAdmin
-from vaultmem.engine.undo import Undoer
+from vaultmem.engine.results import AutoMergeResult
+from vaultmem.engine.undo import Done, Undoer
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
 
@@ -262,17 +263,16 @@ class Daemon:
         assert self.app is not None
         return self.app.catalog.memory_fingerprint() != self._consolidated_at
 
-    def _consolidate(self) -> dict[str, Any]:
+    def _consolidate(self) -> AutoMergeResult:
         assert self.app is not None
         consolidator = self.app.consolidator
         result = self._undoable("consolidation", consolidator.auto_merge, lambda done: [
-            merge["merged_into"].id for merge in done["merged"]])
+            merge.merged_into.id for merge in done.merged])
         self._consolidated_at = self.app.catalog.memory_fingerprint()
         return result
 
-    def _undoable(self, kind: str, run: Callable[[datetime], dict[str, Any]],
-                  created: Callable[[dict[str, Any]], list[str]] = lambda done: []
-                  ) -> dict[str, Any]:
+    def _undoable(self, kind: str, run: Callable[[datetime], Done],
+                  created: Callable[[Done], list[str]] = lambda done: []) -> Done:
         """A scheduled job whose writes `vaultmem undo` can take back (engine/undo.py)."""
         assert self.app is not None
         now = _now()

@@ -52,7 +52,15 @@ from vaultmem.core.sync import consolidated_id
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.lifecycle import Lifecycle, _content_of, normalise_text
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import (
+    AutoMergeResult,
+    ClusterMember,
+    ClustersResult,
+    ClusterView,
+    MergeResult,
+    MergeSkipped,
+    Move,
+)
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
 from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
@@ -82,14 +90,14 @@ class Consolidator:
         cluster; it is taken for symmetry with the other operations)."""
         return self._snapshot().clusters
 
-    def list_clusters(self, now: datetime) -> JSON:
+    def list_clusters(self, now: datetime) -> ClustersResult:
         snapshot = self._snapshot()
-        return {"clusters": [self._cluster_json(c, snapshot.memories, now)
-                             for c in snapshot.clusters]}
+        return ClustersResult(tuple(self._cluster_view(c, snapshot.memories, now)
+                                    for c in snapshot.clusters))
 
     # merging ------------------------------------------------------------------------------
 
-    def merge(self, cluster_id: str, now: datetime) -> JSON:
+    def merge(self, cluster_id: str, now: datetime) -> MergeResult:
         """Merge one listed cluster into a new memory and archive its members."""
         snapshot = self._snapshot()
         cluster = _find(snapshot.clusters, cluster_id)
@@ -119,26 +127,26 @@ class Consolidator:
         self._explain(path, len(archived), cluster.cohesion, now.date())
         self.engine.sync_paths([path])
         targets = [(m, self.lifecycle.move_to_archive(m.path)) for m in archived]
-        moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
+        moves = tuple(Move(m.state.id, m.path, to) for m, to in targets if to)
         path = self._plain_name(path, title, now.date())
-        return {"cluster_id": cluster.id, "merged_into": self.engine.get(path, now),
-                "archived": moves}
+        return MergeResult(cluster_id=cluster.id, merged_into=self.engine.get(path, now),
+                           archived=moves)
 
-    def auto_merge(self, now: datetime) -> JSON:
+    def auto_merge(self, now: datetime) -> AutoMergeResult:
         """Merge every cluster cohesive enough to merge on its own (the scheduled job); list the
         review-band clusters left for a decision. A cluster that changed meanwhile, or whose
         note could not be written safely, is skipped with the reason."""
-        merged: list[JSON] = []
-        skipped: list[JSON] = []
+        merged: list[MergeResult] = []
+        skipped: list[MergeSkipped] = []
         for cluster in self.clusters(now):
             if cluster.action != MERGE:
                 continue
             try:
                 merged.append(self.merge(cluster.id, now))
             except (NotFound, NoteError) as exc:
-                skipped.append({"cluster_id": cluster.id, "reason": exc.message})
-        review = [c for c in self.list_clusters(now)["clusters"] if c["action"] == REVIEW]
-        return {"merged": merged, "review": review, "skipped": skipped}
+                skipped.append(MergeSkipped(cluster.id, exc.message))
+        review = tuple(c for c in self.list_clusters(now).clusters if c.action == REVIEW)
+        return AutoMergeResult(merged=tuple(merged), review=review, skipped=tuple(skipped))
 
     def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
         """Add the explanation once the originals are archived (a crash before leaves the new
@@ -197,20 +205,17 @@ class Consolidator:
         members = [memories[member] for member in cluster.members]
         return sorted(members, key=lambda m: (-self._score(m, now), m.state.id))
 
-    def _cluster_json(
+    def _cluster_view(
         self, cluster: Cluster, memories: dict[str, MemoryNote], now: datetime
-    ) -> JSON:
+    ) -> ClusterView:
         members = [memories[member] for member in cluster.members]
-        return {
-            "id": cluster.id,
-            "cohesion": round(cluster.cohesion, 4),
-            "action": cluster.action,
-            "members": [
-                {"id": m.state.id, "path": m.path, "title": m.note.title,
-                 "use_count": m.state.use_count, "score": round(self._score(m, now), 6)}
-                for m in members
-            ],
-        }
+        return ClusterView(
+            id=cluster.id, cohesion=cluster.cohesion, action=cluster.action,
+            members=tuple(ClusterMember(id=m.state.id, path=m.path, title=m.note.title,
+                                        use_count=m.state.use_count,
+                                        score=self._score(m, now))
+                          for m in members),
+        )
 
     def _write_merged(self, members: list[MemoryNote], state: MemoryState, now: datetime) -> str:
         # the merged note's own plain name too (`_plain_name` gives it that name once the

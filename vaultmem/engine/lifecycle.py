@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.intake import (
@@ -37,6 +37,16 @@ from vaultmem.core.reinforce import resave_counts, touch
 from vaultmem.core.updates import value_change
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, unwritable_reason, writable
+from vaultmem.engine.results import (
+    Archived,
+    GcResult,
+    LeftAlone,
+    Move,
+    Planned,
+    Promoted,
+    PromoteResult,
+    SweepResult,
+)
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import InvalidInput, Refused
 from vaultmem.index.base import Vector
@@ -191,20 +201,18 @@ class Lifecycle:
                   if m.state.status == ACTIVE and writable(m)]
         return memories, plan_sweep(active, now, self.params.decay, self.params.policy)
 
-    def gc(self, now: datetime, *, apply: bool = False) -> JSON:
+    def gc(self, now: datetime, *, apply: bool = False) -> GcResult:
         memories, plan = self.plan(now)
         by_path = {m.path: m for m in memories}
         done = _done(self._archive(by_path[item.path], item.decision, now)
                      for item in (plan.archive if apply else ()))
-        return {
-            "dry_run": not apply,
-            "archive": [_item_json(item) for item in plan.archive],
-            "archived": done,
-            "kept": len(plan.keep) + len(plan.promote),
-            "left_alone": _left_alone(memories),
-        }
+        return GcResult(
+            dry_run=not apply, archive=_planned(plan.archive), archived=done,
+            kept=len(plan.keep) + len(plan.promote), left_alone=_left_alone(memories),
+        )
 
-    def promote(self, ref: str | None, now: datetime, *, dry_run: bool = False) -> JSON:
+    def promote(self, ref: str | None, now: datetime, *,
+                dry_run: bool = False) -> PromoteResult:
         if ref is not None:
             memory = self.engine.memories.load(ref)
             if memory.state.status != ACTIVE:
@@ -219,30 +227,27 @@ class Lifecycle:
             memories, plan = self.plan(now)
             items = list(plan.promote)
             by_path = {m.path: m for m in memories}
-        done = [] if dry_run else _done(self._promote(by_path[i.path], i.decision, now)
+        done = () if dry_run else _done(self._promote(by_path[i.path], i.decision, now)
                                         for i in items)
-        return {"dry_run": dry_run, "promote": [_item_json(i) for i in items], "promoted": done,
-                "left_alone": _left_alone(by_path.values())}
+        return PromoteResult(dry_run=dry_run, promote=_planned(items), promoted=done,
+                             left_alone=_left_alone(by_path.values()))
 
-    def sweep(self, now: datetime, *, dry_run: bool = True) -> JSON:
+    def sweep(self, now: datetime, *, dry_run: bool = True) -> SweepResult:
         """Forget and promote together (the scheduled job), after finishing interrupted moves."""
-        finished = [] if dry_run else self.finish_moves()
+        finished = () if dry_run else self.finish_moves()
         memories, plan = self.plan(now)
         by_path = {m.path: m for m in memories}
-        archived = [] if dry_run else _done(
+        archived = () if dry_run else _done(
             self._archive(by_path[i.path], i.decision, now) for i in plan.archive)
-        promoted = [] if dry_run else _done(
+        promoted = () if dry_run else _done(
             self._promote(by_path[i.path], i.decision, now) for i in plan.promote)
-        return {
-            "dry_run": dry_run,
-            "archive": [_item_json(i) for i in plan.archive],
-            "promote": [_item_json(i) for i in plan.promote],
-            "keep": len(plan.keep),
-            "archived": archived, "promoted": promoted, "finished_moves": finished,
-            "left_alone": _left_alone(memories),
-        }
+        return SweepResult(
+            dry_run=dry_run, archive=_planned(plan.archive), promote=_planned(plan.promote),
+            keep=len(plan.keep), archived=archived, promoted=promoted, finished_moves=finished,
+            left_alone=_left_alone(memories),
+        )
 
-    def finish_moves(self) -> list[JSON]:
+    def finish_moves(self) -> tuple[Move, ...]:
         """Archived or promoted memories still outside their folder, and restored (active)
         ones still inside the archive folder (a crash between the state write and the move),
         are moved now."""
@@ -256,8 +261,8 @@ class Lifecycle:
             if folder and misplaced:
                 target = self._move(memory.path, folder)
                 if target is not None:
-                    done.append({"id": memory.state.id, "from": memory.path, "to": target})
-        return done
+                    done.append(Move(memory.state.id, memory.path, target))
+        return tuple(done)
 
     # applying -----------------------------------------------------------------------------
 
@@ -275,7 +280,8 @@ class Lifecycle:
 
         return bool(self.engine.memories.rewrite([memory.path], plan))
 
-    def _archive(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
+    def _archive(self, memory: MemoryNote, decision: Decision,
+                 now: datetime) -> Archived | None:
         def archive(current: MemoryNote) -> Rewrite | None:
             if current.state.pinned:
                 return None
@@ -286,10 +292,10 @@ class Lifecycle:
         target = self._move(memory.path, self.params.archive_folder)
         if target is None:
             return None
-        return {"id": memory.state.id, "from": memory.path, "to": target,
-                "reason": decision.reason}
+        return Archived(memory.state.id, memory.path, target, decision.reason)
 
-    def _promote(self, memory: MemoryNote, decision: Decision, now: datetime) -> JSON | None:
+    def _promote(self, memory: MemoryNote, decision: Decision,
+                 now: datetime) -> Promoted | None:
         links = self._related_links(memory)
 
         def promote(current: MemoryNote) -> Rewrite:
@@ -301,8 +307,7 @@ class Lifecycle:
         target = self._move(memory.path, self.params.promoted_folder)
         if target is None:
             return None
-        return {"id": memory.state.id, "from": memory.path, "to": target,
-                "reason": decision.reason, "links": links}
+        return Promoted(memory.state.id, memory.path, target, decision.reason, tuple(links))
 
     def _related_links(self, memory: MemoryNote) -> list[str]:
         records = self.engine.catalog.records()
@@ -348,24 +353,26 @@ class Lifecycle:
         return target
 
 
-def _left_alone(memories: Iterable[MemoryNote]) -> list[JSON]:
+Moved = TypeVar("Moved", Archived, Promoted)
+
+
+def _left_alone(memories: Iterable[MemoryNote]) -> tuple[LeftAlone, ...]:
     """Active memories no sweep, gc or promote touches, and why (a read-only note)."""
-    return [{"id": m.state.id, "path": m.path, "reason": reason} for m in memories
-            if m.state.status == ACTIVE and (reason := unwritable_reason(m)) is not None]
+    return tuple(LeftAlone(m.state.id, m.path, reason) for m in memories
+                 if m.state.status == ACTIVE and (reason := unwritable_reason(m)) is not None)
 
 
-def _done(moves: Iterable[JSON | None]) -> list[JSON]:
+def _done(moves: Iterable[Moved | None]) -> tuple[Moved, ...]:
     """The moves that happened (a memory that changed since the plan is left alone)."""
-    return [move for move in moves if move is not None]
+    return tuple(move for move in moves if move is not None)
 
 
 def _inside(path: str, folder: str) -> bool:
     return path.startswith(folder.strip("/") + "/")
 
 
-def _item_json(item: SweepItem) -> JSON:
-    return {"id": item.id, "path": item.path, "decision": item.decision.action,
-            "reason": item.decision.reason, "score": round(item.decision.score, 6)}
+def _planned(items: Iterable[SweepItem]) -> tuple[Planned, ...]:
+    return tuple(Planned(item.id, item.path, item.decision) for item in items)
 
 
 def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | None:

@@ -7,7 +7,8 @@ forms are the wire's business.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Protocol, Self
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.memory import MemoryState
@@ -127,5 +128,148 @@ class ReviewResult:
     updates: tuple[UpdateProposal, ...] = ()
 
 
+class Undoable(Protocol):
+    """A result of an operation `undo` can take back: it carries the operation's id once its
+    writes are logged (engine/undo.py)."""
+
+    def with_operation(self, operation: str) -> Self: ...
+
+
+@dataclass(frozen=True)
+class Move:
+    """A memory's note moved (archived, promoted, restored, finished moving)."""
+
+    id: str
+    source: str  # "from" on the wire
+    to: str
+
+
+@dataclass(frozen=True)
+class ClusterMember:
+    id: str
+    path: str
+    title: str
+    use_count: int
+    score: float
+
+
+@dataclass(frozen=True)
+class ClusterView:
+    id: str
+    cohesion: float
+    action: str  # merge, review or keep_apart
+    members: tuple[ClusterMember, ...]
+
+
+@dataclass(frozen=True)
+class ClustersResult:
+    clusters: tuple[ClusterView, ...]
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    cluster_id: str
+    merged_into: MemoryView
+    archived: tuple[Move, ...]
+    operation: str | None = None
+
+    def with_operation(self, operation: str) -> MergeResult:
+        return replace(self, operation=operation)
+
+
+@dataclass(frozen=True)
+class MergeSkipped:
+    cluster_id: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class AutoMergeResult:
+    merged: tuple[MergeResult, ...]
+    review: tuple[ClusterView, ...]
+    skipped: tuple[MergeSkipped, ...]
+    operation: str | None = None
+
+    def with_operation(self, operation: str) -> AutoMergeResult:
+        return replace(self, operation=operation)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A memory a sweep, gc or promotion plans to move, with the decision about it."""
+
+    id: str
+    path: str
+    decision: Decision
+
+
+@dataclass(frozen=True)
+class Archived:
+    id: str
+    source: str  # "from" on the wire
+    to: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Promoted:
+    id: str
+    source: str  # "from" on the wire
+    to: str
+    reason: str
+    links: tuple[str, ...]  # the Related section's wikilinks
+
+
+@dataclass(frozen=True)
+class LeftAlone:
+    """An active memory no sweep touches (a read-only note), and why."""
+
+    id: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class GcResult:
+    dry_run: bool
+    archive: tuple[Planned, ...]
+    archived: tuple[Archived, ...]
+    kept: int
+    left_alone: tuple[LeftAlone, ...]
+    operation: str | None = None
+
+    def with_operation(self, operation: str) -> GcResult:
+        return replace(self, operation=operation)
+
+
+@dataclass(frozen=True)
+class PromoteResult:
+    dry_run: bool
+    promote: tuple[Planned, ...]
+    promoted: tuple[Promoted, ...]
+    left_alone: tuple[LeftAlone, ...]
+    operation: str | None = None
+
+    def with_operation(self, operation: str) -> PromoteResult:
+        return replace(self, operation=operation)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    dry_run: bool
+    archive: tuple[Planned, ...]
+    promote: tuple[Planned, ...]
+    keep: int
+    archived: tuple[Archived, ...]
+    promoted: tuple[Promoted, ...]
+    finished_moves: tuple[Move, ...]
+    left_alone: tuple[LeftAlone, ...]
+    operation: str | None = None
+
+    def with_operation(self, operation: str) -> SweepResult:
+        return replace(self, operation=operation)
+
+
 # every typed answer an operation gives (`Api.run`); `api/wire.py` has the JSON of each
-Result = MemoryView | SearchResult | RelatedResult | ObserveResult | ReviewResult
+Result = (MemoryView | SearchResult | RelatedResult | ObserveResult | ReviewResult
+          | ClustersResult | MergeResult | GcResult | PromoteResult | SweepResult)

@@ -16,12 +16,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
+from typing import TypeVar
 
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.operation_log import Operation, OperationLog
+from vaultmem.engine.results import Undoable
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound, VaultmemError
+
+Done = TypeVar("Done", bound=Undoable)
 
 
 @dataclass
@@ -54,14 +58,14 @@ class Undoer:
         self.engine = admin.engine
         self.log = log
 
-    def record(self, kind: str, now: datetime, run: Callable[[], JSON],
-               created: Callable[[JSON], list[str]] = lambda result: []) -> JSON:
+    def record(self, kind: str, now: datetime, run: Callable[[], Done],
+               created: Callable[[Done], list[str]] = lambda result: []) -> Done:
         """Run `run` recording its writes and moves; when it changed anything, log them and
-        add the operation's id to its answer (`operation`)."""
+        answer with the operation's id (`operation`)."""
         with self.engine.memories.recording() as events:
             result = run()
         if events:
-            result["operation"] = self.log.add(kind, now, events, created(result))
+            return result.with_operation(self.log.add(kind, now, events, created(result)))
         return result
 
     def undo(self, op_id: str | None, now: datetime) -> JSON:

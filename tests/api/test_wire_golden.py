@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.api.test_server import REFERENCE, SAMPLE_ID, SAMPLE_PATH, sample_app
+from tests.cli._support import memory_note
 from tests.conftest import REPO
 from vaultmem.api.ops import Api
 from vaultmem.errors import VaultmemError
@@ -29,6 +30,8 @@ RESTIC = "memories/2026-11-12 sam-prefers-restic-to-borg.md"
 RESTIC_ID = "a2cd2095-8207-4fe9-aba0-d4ef94d26ecf"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 LATER = timedelta(days=400)  # far enough on that memories decay past the forget threshold
+KETTLE = ("The office kettle descales best with citric acid every second Friday morning before "
+          "the team arrives, rinse it twice and boil plain water once.")
 
 
 def session(api: Api, clock: list[Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -64,6 +67,14 @@ def session(api: Api, clock: list[Any]) -> list[tuple[str, dict[str, Any]]]:
         ("clusters", {}),
         ("reconcile", {}),
         ("reconcile", {"apply": True}),
+        ("write_kettles", {}),
+        ("conflict_copy", {}),
+        ("reindex", {}),
+        ("clusters", {}),
+        ("merge_cluster", {"cluster_id": "<listed>"}),
+        ("undo", {"list": True}),
+        ("reconcile", {}),
+        ("reconcile", {"apply": True}),
         ("gc", {}),
         ("promote", {"dry_run": True}),
         ("sweep", {}),
@@ -79,12 +90,27 @@ def session(api: Api, clock: list[Any]) -> list[tuple[str, dict[str, Any]]]:
     return steps
 
 
-def run_session(api: Api, clock: list[Any]) -> list[dict[str, Any]]:
-    answers = []
+def run_session(api: Api, clock: list[Any], vault: Path) -> list[dict[str, Any]]:
+    answers: list[dict[str, Any]] = []
     for op, body in session(api, clock):
         if op == "later":
             clock[0] = REFERENCE + LATER
             continue
+        if op == "write_kettles":  # two memories saying one thing: a cluster to merge
+            for n, name in enumerate(("kettle descaling", "kettle-descaling")):
+                memory_note(vault, name, use_count=3 + n, created=REFERENCE - timedelta(days=9),
+                            last_used=REFERENCE - timedelta(days=2 + n), body=KETTLE,
+                            memory_id=f"0000000{n}-0000-4000-8000-00000000000{n}")
+            continue
+        if op == "conflict_copy":  # a sync tool's conflict copy of a memory's note
+            text = (vault / SAMPLE_PATH).read_text(encoding="utf-8")
+            copy = SAMPLE_PATH.replace(".md", ".sync-conflict-20261120-110000-ABCDEFG.md")
+            (vault / copy).write_text(text.replace("stm_use_count: ", "stm_use_count: 1"),
+                                      encoding="utf-8")
+            continue
+        if body.get("cluster_id") == "<listed>":
+            listed = next(a["answer"] for a in reversed(answers) if a["op"] == "clusters")
+            body = {"cluster_id": listed["clusters"][0]["id"]}
         try:
             answer: Any = api.call(op, body)
         except VaultmemError as exc:
@@ -121,7 +147,7 @@ def test_every_answer_on_the_wire_is_unchanged(tmp_path: Path) -> None:
     clock = [REFERENCE]
     with sample_app(tmp_path) as app:
         api = app.api(clock=lambda: clock[0])
-        got = wire_text(run_session(api, clock), tmp_path)
+        got = wire_text(run_session(api, clock, app.root), tmp_path)
     if os.environ.get("RECORD_WIRE_ANSWERS"):
         GOLDEN.parent.mkdir(parents=True, exist_ok=True)
         GOLDEN.write_text(got, encoding="utf-8")

@@ -144,8 +144,8 @@ def test_save_answers_when_its_note_is_moved_at_once(
     monkeypatch.setattr(engine, "sync_paths", move_then_sync)
     content = "The garage door opener switched to a rolling code in May 2026."
     answer = journalled_app.lifecycle.save(content, REFERENCE)
-    assert answer["created"] and answer["memory"]["path"] == moved[0]
-    assert memory_id((root / "Inbox" / "Moved.md").read_text()) == answer["memory"]["id"]
+    assert answer.created and answer.memory.path == moved[0]
+    assert memory_id((root / "Inbox" / "Moved.md").read_text()) == answer.memory.id
 
 
 @pytest.mark.timeout(60)

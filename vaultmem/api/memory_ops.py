@@ -90,13 +90,13 @@ class MemoryOps:
                 return self._undoer.record(op, now, once, created)
         return run
 
-    def _op_undo(self, body: JSON, now: datetime) -> JSON:
+    def _op_undo(self, body: JSON, now: datetime) -> Answer:
         if body["list"]:
             return self._undoer.recent()
         with self._writes:
             return self._undoer.undo(body.get("operation"), now)
 
-    def _op_list(self, body: JSON, now: datetime) -> JSON:
+    def _op_list(self, body: JSON, now: datetime) -> Answer:
         filters = ListFilters(
             statuses=tuple(body["status"]), tags_any=tuple(body.get("tags", ())),
             type=self._memory_type(body.get("type")), decision=body.get("decision"),
@@ -104,11 +104,11 @@ class MemoryOps:
         )
         return self._admin.list_memories(now, filters, sort=body["sort"], limit=body["limit"])
 
-    def _op_forget(self, body: JSON, now: datetime) -> JSON:
+    def _op_forget(self, body: JSON, now: datetime) -> Answer:
         with self._writes:
             return self._admin.forget(body["id"], now)
 
-    def _op_edit(self, body: JSON, now: datetime) -> JSON:
+    def _op_edit(self, body: JSON, now: datetime) -> Answer:
         with self._writes:
             return self._admin.edit(body["id"], now, content=body.get("content"),
                                     title=body.get("title"), tags=body.get("tags"))

@@ -35,6 +35,7 @@ from vaultmem.engine.results import (
     MergeResult,
     ObserveResult,
     PromoteResult,
+    ReconcileResult,
     RelatedResult,
     ReviewResult,
     SearchResult,
@@ -162,7 +163,7 @@ class Api(MemoryOps):
     def _op_get(self, body: JSON, now: datetime) -> MemoryView:
         return self.engine.get(body["id"], now)
 
-    def _op_save(self, body: JSON, now: datetime) -> JSON:
+    def _op_save(self, body: JSON, now: datetime) -> Answer:
         with self._writes:
             return self.updates.save(
                 body["content"], now, title=body.get("title"), tags=body.get("tags", ()),
@@ -195,7 +196,7 @@ class Api(MemoryOps):
         with self._writes:
             return self.lifecycle.gc(now, apply=body["apply"])
 
-    def _op_reconcile(self, body: JSON, now: datetime) -> JSON:
+    def _op_reconcile(self, body: JSON, now: datetime) -> ReconcileResult:
         with self._writes:
             return self.reconciler.reconcile(now, apply=body["apply"])
 
@@ -203,15 +204,15 @@ class Api(MemoryOps):
         with self._writes:
             return self.lifecycle.promote(body.get("id"), now, dry_run=body["dry_run"])
 
-    def _op_restore(self, body: JSON, now: datetime) -> JSON:
+    def _op_restore(self, body: JSON, now: datetime) -> Answer:
         with self._writes:
             return self.restorer.restore(body["id"], now)
 
-    def _op_supersede(self, body: JSON, now: datetime) -> JSON:
+    def _op_supersede(self, body: JSON, now: datetime) -> Answer:
         with self._writes:
             return self.updates.superseder.supersede(body["id"], body["by"], now)
 
-    def _op_unsupersede(self, body: JSON, now: datetime) -> JSON:
+    def _op_unsupersede(self, body: JSON, now: datetime) -> Answer:
         with self._writes:
             return self.updates.superseder.unsupersede(body["id"], now)
 

@@ -17,23 +17,36 @@ from vaultmem.engine.results import (
     AutoMergeResult,
     ClustersResult,
     ClusterView,
+    CopiesMerged,
+    CopiesPlanned,
+    EditResult,
+    ForgetResult,
     GcResult,
     IndexBuilding,
     LeftAlone,
+    ListResult,
     MemoryView,
     MergeResult,
     Move,
     NoteRef,
     ObserveResult,
     Planned,
+    PossibleUpdate,
     Promoted,
     PromoteResult,
+    PutBack,
+    ReconcileResult,
     RelatedResult,
+    RestoreResult,
     ReviewResult,
+    SaveResult,
     SearchHit,
     SearchResult,
     Successor,
+    SupersedeResult,
     SweepResult,
+    UndoResult,
+    UnsupersedeResult,
     UpdateProposal,
 )
 
@@ -222,6 +235,90 @@ def sweep_wire(result: SweepResult) -> JSON:
     }, result.operation)
 
 
+def possible_update_wire(update: PossibleUpdate) -> JSON:
+    return {**note_ref_wire(update.of), "reason": update.reason,
+            "cosine": round(update.cosine, 4), "applied": update.applied}
+
+
+def save_wire(result: SaveResult) -> JSON:
+    data: JSON = {"created": result.created, "reinforced": None if result.reinforced is None
+                  else {"id": result.reinforced.id, "reason": result.reinforced.reason,
+                        "counted": result.reinforced.counted}}
+    if result.similar is not None:
+        similar = result.similar
+        data["similar"] = {"id": similar.id, "path": similar.path, "title": similar.title,
+                           "similarity": round(similar.similarity, 4)}
+    data["memory"] = memory_wire(result.memory)
+    data["superseded"] = None if result.superseded is None else note_ref_wire(result.superseded)
+    data["possible_update_of"] = (None if result.possible_update_of is None
+                                  else possible_update_wire(result.possible_update_of))
+    return data
+
+
+def list_wire(result: ListResult) -> JSON:
+    return {"memories": [memory_wire(v) for v in result.memories], "total": result.total}
+
+
+def forget_wire(result: ForgetResult) -> JSON:
+    return {"forgotten": move_wire(result.forgotten), "memory": memory_wire(result.memory)}
+
+
+def restore_wire(result: RestoreResult) -> JSON:
+    return {"restored": move_wire(result.restored), "memory": memory_wire(result.memory)}
+
+
+def edit_wire(result: EditResult) -> JSON:
+    return {"edited": {"id": result.id, "path": result.path, "changed": list(result.changed)},
+            "memory": memory_wire(result.memory)}
+
+
+def supersede_wire(result: SupersedeResult) -> JSON:
+    return {"superseded": memory_wire(result.superseded), "by": memory_wire(result.by)}
+
+
+def _maybe_memory(view: MemoryView | None) -> JSON | None:
+    return None if view is None else memory_wire(view)
+
+
+def unsupersede_wire(result: UnsupersedeResult) -> JSON:
+    data = {"unsuperseded": _maybe_memory(result.unsuperseded),
+            "successor": _maybe_memory(result.successor)}
+    if result.dismissed is not None:
+        data["dismissed"] = memory_wire(result.dismissed)
+    return data
+
+
+def put_back_wire(item: PutBack) -> JSON:
+    return {"from": item.source, "to": item.to}
+
+
+def undo_wire(result: UndoResult) -> JSON:
+    return {"operation": result.operation, "kind": result.kind,
+            "restored": [put_back_wire(p) for p in result.restored],
+            "archived": [move_wire(m) for m in result.archived],
+            "skipped": [{"path": s.path, "reason": s.reason} for s in result.skipped]}
+
+
+def copies_planned_wire(plan: CopiesPlanned) -> JSON:
+    return {"id": plan.id, "canonical": plan.canonical,
+            "copies": [{"path": c.path, "kind": c.kind, "text_differs": c.text_differs}
+                       for c in plan.copies],
+            "use_count": plan.use_count}
+
+
+def copies_merged_wire(merged: CopiesMerged) -> JSON:
+    return {"id": merged.id, "canonical": merged.canonical, "use_count": merged.use_count,
+            "archived": [put_back_wire(m) for m in merged.archived],
+            "linked": list(merged.linked)}
+
+
+def reconcile_wire(result: ReconcileResult) -> JSON:
+    return {"dry_run": result.dry_run,
+            "duplicates": [copies_planned_wire(p) for p in result.duplicates],
+            "merged": [copies_merged_wire(m) for m in result.merged],
+            "git_conflicts": list(result.git_conflicts)}
+
+
 _SHAPES: dict[type, Callable[[Any], JSON]] = {
     MemoryView: memory_wire,
     SearchResult: search_wire,
@@ -234,6 +331,15 @@ _SHAPES: dict[type, Callable[[Any], JSON]] = {
     GcResult: gc_wire,
     PromoteResult: promote_wire,
     SweepResult: sweep_wire,
+    SaveResult: save_wire,
+    ListResult: list_wire,
+    ForgetResult: forget_wire,
+    RestoreResult: restore_wire,
+    EditResult: edit_wire,
+    SupersedeResult: supersede_wire,
+    UnsupersedeResult: unsupersede_wire,
+    UndoResult: undo_wire,
+    ReconcileResult: reconcile_wire,
 }
 
 

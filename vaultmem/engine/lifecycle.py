@@ -45,9 +45,11 @@ from vaultmem.engine.results import (
     Planned,
     Promoted,
     PromoteResult,
+    Reinforced,
+    SaveResult,
+    Similar,
     SweepResult,
 )
-from vaultmem.engine.shapes import JSON
 from vaultmem.errors import InvalidInput, Refused
 from vaultmem.index.base import Vector
 from vaultmem.vault.memories import create_memory_note, wikilink
@@ -86,7 +88,7 @@ class Lifecycle:
         self, content: str, now: datetime, *, title: str | None = None,
         tags: Sequence[str] = (), type: str | None = None, strength: float = 1.0,
         pinned: bool = False, source: str | None = None, force: bool = False,
-    ) -> JSON:
+    ) -> SaveResult:
         """Save a memory through the intake gate: refused content writes nothing anywhere; an
         exact or near duplicate of a live memory reinforces it instead of adding another; a
         similar one (`similar_memory_cosine`) holds the save back unless `force` or it changes
@@ -120,7 +122,7 @@ class Lifecycle:
         # has already moved it, and a client would then save the memory again.
         note = parse_note(path, text.encode("utf-8"))
         written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags), text)
-        return {"created": True, "reinforced": None, "memory": self.engine.view(written, now)}
+        return SaveResult(created=True, memory=self.engine.view(written, now))
 
     def _check_content(
         self, content: str, *, title: str | None, tags: Sequence[str], source: str | None,
@@ -165,31 +167,26 @@ class Lifecycle:
         return max(found, key=lambda c: (c.text_cosine >= self.params.near_duplicate_cosine,
                                          c.similarity, c.text_cosine))
 
-    def _held_back(self, closest: Closest, now: datetime) -> JSON:
+    def _held_back(self, closest: Closest, now: datetime) -> SaveResult:
         """A save that says nearly what a memory says is not written (two memories saying one
         thing compete in search and both get promoted); the answer names the memory."""
         memory = closest.memory
-        return {"created": False, "reinforced": None,
-                "similar": {"id": memory.state.id, "path": memory.path,
-                            "title": memory.note.title,
-                            "similarity": round(closest.similarity, 4)},
-                "memory": self.engine.view(memory, now)}
+        return SaveResult(
+            created=False, memory=self.engine.view(memory, now),
+            similar=Similar(memory.state.id, memory.path, memory.note.title, closest.similarity))
 
-    def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
+    def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> SaveResult:
         """A use of the existing memory, unless it was saved or used within the resave
         window: then nothing is written and the answer says it was not counted."""
         window = self.params.resave_window_hours
         if not resave_counts(memory.state, now, window):
             why += f"; saved again within {window:g} h of its last use, so not counted as a use"
-            return {"created": False,
-                    "reinforced": {"id": memory.state.id, "reason": why, "counted": False},
-                    "memory": self.engine.view(memory, now)}
+            return SaveResult(created=False, memory=self.engine.view(memory, now),
+                              reinforced=Reinforced(memory.state.id, why, counted=False))
         updated = self.engine.memories.update(
             memory.path, lambda current: touch(current.state, now, self.params.reinforce))
-        view = self.engine.view(updated, now)
-        return {"created": False,
-                "reinforced": {"id": memory.state.id, "reason": why, "counted": True},
-                "memory": view}
+        return SaveResult(created=False, memory=self.engine.view(updated, now),
+                          reinforced=Reinforced(memory.state.id, why, counted=True))
 
     # sweep: forget and promote ------------------------------------------------------------
 

@@ -30,8 +30,7 @@ from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.filters import tag_keys
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
-from vaultmem.engine.results import MemoryView
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import EditResult, ForgetResult, ListResult, MemoryView, Move
 from vaultmem.errors import InvalidInput, NoteError, Refused
 from vaultmem.vault.memory_text import replace_text, set_tags, set_title
 
@@ -59,7 +58,7 @@ class MemoryAdmin:
         self.params = lifecycle.params
 
     def list_memories(self, now: datetime, filters: ListFilters = ListFilters(), *,
-                      sort: str = "score", limit: int = 100) -> JSON:
+                      sort: str = "score", limit: int = 100) -> ListResult:
         """The memories that pass `filters`, sorted by `sort`, at most `limit` of them, and
         how many passed in all."""
         if sort not in SORTS:
@@ -82,9 +81,9 @@ class MemoryAdmin:
         views.sort(key=lambda v: v.path)
         field, descending = SORTS[sort]
         views.sort(key=lambda v: _sort_key(_sort_value(v, field)), reverse=descending)
-        return {"memories": views[:limit], "total": len(views)}
+        return ListResult(memories=tuple(views[:limit]), total=len(views))
 
-    def forget(self, ref: str, now: datetime) -> JSON:
+    def forget(self, ref: str, now: datetime) -> ForgetResult:
         """Archive one active or promoted memory now (see the module docstring)."""
         memories = self.engine.memories
 
@@ -107,11 +106,11 @@ class MemoryAdmin:
         if target == memory.path:
             self.engine.sync_paths([target])
         forgotten = memories.load(target)
-        return {"forgotten": {"id": forgotten.state.id, "from": memory.path, "to": target},
-                "memory": self.engine.view(forgotten, now)}
+        return ForgetResult(forgotten=Move(forgotten.state.id, memory.path, target),
+                            memory=self.engine.view(forgotten, now))
 
     def edit(self, ref: str, now: datetime, *, content: str | None = None,
-             title: str | None = None, tags: Sequence[str] | None = None) -> JSON:
+             title: str | None = None, tags: Sequence[str] | None = None) -> EditResult:
         """Change a memory's text, title and/or tags (see the module docstring)."""
         if content is None and title is None and tags is None:
             raise InvalidInput("give the new text, title or tags")
@@ -131,10 +130,10 @@ class MemoryAdmin:
 
         edited = self.engine.memories.rewrite_text(ref, change)
         self.engine.sync_paths([edited.path])
-        changed = [name for name, value in (("text", content), ("title", title),
-                                            ("tags", tags)) if value is not None]
-        return {"edited": {"id": edited.state.id, "path": edited.path, "changed": changed},
-                "memory": self.engine.view(edited, now)}
+        changed = tuple(name for name, value in (("text", content), ("title", title),
+                                                 ("tags", tags)) if value is not None)
+        return EditResult(id=edited.state.id, path=edited.path, changed=changed,
+                          memory=self.engine.view(edited, now))
 
     def _check(self, content: str | None, title: str | None,
                tags: Sequence[str] | None) -> None:

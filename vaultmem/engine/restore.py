@@ -24,6 +24,7 @@ from vaultmem.core.supersede import forget_predecessor, released
 from vaultmem.engine.lifecycle import Lifecycle, _inside
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, writable
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.results import Move, RestoreResult
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import find_path
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
@@ -49,7 +50,7 @@ class Restorer:
         self.engine = lifecycle.engine
         self.params = lifecycle.params
 
-    def restore(self, ref: str, now: datetime) -> JSON:
+    def restore(self, ref: str, now: datetime) -> RestoreResult:
         """Bring an archived memory back into the memory folder as an active memory."""
         memories = self.engine.memories
         archive = self.params.archive_folder
@@ -78,8 +79,8 @@ class Restorer:
                 raise NoteError(f"{memory.path} was moved or deleted while it was restored")
             target = moved
         restored = memories.load(target)
-        return {"restored": {"id": restored.state.id, "from": memory.path, "to": target},
-                "memory": self.engine.view(restored, now)}
+        return RestoreResult(restored=Move(restored.state.id, memory.path, target),
+                             memory=self.engine.view(restored, now))
 
     def settle_moves(self, moves: Iterable[tuple[str, str]], now: datetime) -> list[JSON]:
         """Understand notes the user moved across the archive folder's edge (see above)."""

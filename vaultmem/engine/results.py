@@ -270,6 +270,143 @@ class SweepResult:
         return replace(self, operation=operation)
 
 
+@dataclass(frozen=True)
+class Reinforced:
+    """A save that repeated a memory: a use of that memory (`counted`) instead of a new one."""
+
+    id: str
+    reason: str
+    counted: bool
+
+
+@dataclass(frozen=True)
+class Similar:
+    """The memory a held-back save says nearly what it says."""
+
+    id: str
+    path: str
+    title: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class PossibleUpdate:
+    """The memory a new save most likely updates; `applied` when it was superseded at once."""
+
+    of: NoteRef
+    reason: str
+    cosine: float
+    applied: bool
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    created: bool
+    memory: MemoryView  # the new memory, or the one the save reinforced or resembles
+    reinforced: Reinforced | None = None
+    similar: Similar | None = None  # held back: the save was not written
+    superseded: NoteRef | None = None
+    possible_update_of: PossibleUpdate | None = None
+
+
+@dataclass(frozen=True)
+class ListResult:
+    memories: tuple[MemoryView, ...]
+    total: int  # how many passed the filters, before the limit
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    forgotten: Move
+    memory: MemoryView
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    restored: Move
+    memory: MemoryView
+
+
+@dataclass(frozen=True)
+class EditResult:
+    id: str
+    path: str
+    changed: tuple[str, ...]  # text, title, tags
+    memory: MemoryView
+
+
+@dataclass(frozen=True)
+class SupersedeResult:
+    superseded: MemoryView
+    by: MemoryView
+
+
+@dataclass(frozen=True)
+class UnsupersedeResult:
+    unsuperseded: MemoryView | None
+    successor: MemoryView | None
+    dismissed: MemoryView | None = None  # a proposed update dropped instead
+
+
+@dataclass(frozen=True)
+class PutBack:
+    """A note moved back where it was (undo), or a conflict copy moved to the archive."""
+
+    source: str  # "from" on the wire
+    to: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class UndoResult:
+    operation: str
+    kind: str
+    restored: tuple[PutBack, ...]
+    archived: tuple[Move, ...]  # memories the operation had created
+    skipped: tuple[Skipped, ...]
+
+
+@dataclass(frozen=True)
+class ConflictCopy:
+    """A sync conflict copy of a memory's note, as a reconcile plans to merge it."""
+
+    path: str
+    kind: str | None  # the sync tool its name points to (None: not a known one)
+    text_differs: bool  # its text is not the canonical note's (linked from it when merged)
+
+
+@dataclass(frozen=True)
+class CopiesPlanned:
+    id: str
+    canonical: str
+    copies: tuple[ConflictCopy, ...]
+    use_count: int  # the canonical note's count once the copies' uses are merged in
+
+
+@dataclass(frozen=True)
+class CopiesMerged:
+    id: str
+    canonical: str
+    use_count: int
+    archived: tuple[PutBack, ...]  # each copy's move into the archive folder
+    linked: tuple[str, ...]  # copies whose differing text the canonical note links to
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    dry_run: bool
+    duplicates: tuple[CopiesPlanned, ...]
+    merged: tuple[CopiesMerged, ...]
+    git_conflicts: tuple[str, ...]
+
+
 # every typed answer an operation gives (`Api.run`); `api/wire.py` has the JSON of each
 Result = (MemoryView | SearchResult | RelatedResult | ObserveResult | ReviewResult
-          | ClustersResult | MergeResult | GcResult | PromoteResult | SweepResult)
+          | ClustersResult | MergeResult | GcResult | PromoteResult | SweepResult | SaveResult
+          | ListResult | ForgetResult | RestoreResult | EditResult | SupersedeResult
+          | UnsupersedeResult | UndoResult | ReconcileResult)

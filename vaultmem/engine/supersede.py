@@ -20,7 +20,7 @@ from vaultmem.core.supersede import (
 from vaultmem.engine.engine import Engine
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
 from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import SupersedeResult, UnsupersedeResult
 from vaultmem.errors import InvalidInput, NotFound
 
 
@@ -39,7 +39,7 @@ class Superseder:
         self.engine = engine
         self.store = engine.memories
 
-    def supersede(self, old_ref: str, new_ref: str, now: datetime) -> JSON:
+    def supersede(self, old_ref: str, new_ref: str, now: datetime) -> SupersedeResult:
         """`new_ref` replaces `old_ref`: both notes gain their link; nothing else changes."""
         old_path, new_path = self.store.resolve(old_ref), self.store.resolve(new_ref)
         if old_path == new_path:
@@ -58,9 +58,10 @@ class Superseder:
         written = self.store.rewrite([old_path, new_path], plan, strict=True)
         self.engine.sync_paths([old_path, new_path])
         new, old = written
-        return {"superseded": self.engine.view(old, now), "by": self.engine.view(new, now)}
+        return SupersedeResult(superseded=self.engine.view(old, now),
+                               by=self.engine.view(new, now))
 
-    def unsupersede(self, ref: str, now: datetime) -> JSON:
+    def unsupersede(self, ref: str, now: datetime) -> UnsupersedeResult:
         """Undo a supersede. Given the stale memory, it is current again; given a successor
         (that is not itself superseded), the memory it replaced is current again."""
         memory = self.store.load(ref)
@@ -91,20 +92,21 @@ class Superseder:
 
         written = self.store.rewrite(paths, plan, strict=True)
         self.engine.sync_paths(paths)
-        return {"unsuperseded": self.engine.view(written[0], now),
-                "successor": self.engine.view(written[1], now) if len(written) > 1 else None}
+        return UnsupersedeResult(
+            unsuperseded=self.engine.view(written[0], now),
+            successor=self.engine.view(written[1], now) if len(written) > 1 else None)
 
-    def _dismiss(self, path: str, now: datetime) -> JSON:
+    def _dismiss(self, path: str, now: datetime) -> UnsupersedeResult:
         """The proposed update of the memory at `path` is not one: dropped."""
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             return [Rewrite(m, dismissed(m.state)) for m in current if m.path == path]
 
         [written] = self.store.rewrite([path], plan, strict=True)
         self.engine.sync_paths([path])
-        return {"unsuperseded": None, "successor": None,
-                "dismissed": self.engine.view(written, now)}
+        return UnsupersedeResult(unsuperseded=None, successor=None,
+                                 dismissed=self.engine.view(written, now))
 
-    def _drop_predecessor(self, path: str, now: datetime) -> JSON:
+    def _drop_predecessor(self, path: str, now: datetime) -> UnsupersedeResult:
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             memory = _pick(current, path)
             stale_id = memory.state.supersedes or ""
@@ -112,7 +114,7 @@ class Superseder:
 
         [written] = self.store.rewrite([path], plan, strict=True)
         self.engine.sync_paths([path])
-        return {"unsuperseded": None, "successor": self.engine.view(written, now)}
+        return UnsupersedeResult(unsuperseded=None, successor=self.engine.view(written, now))
 
 
 def _pick(current: list[MemoryNote], path: str) -> MemoryNote:

@@ -21,7 +21,7 @@ from typing import TypeVar
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.operation_log import Operation, OperationLog
-from vaultmem.engine.results import Undoable
+from vaultmem.engine.results import PutBack, Skipped, Undoable, UndoResult
 from vaultmem.engine.shapes import JSON
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound, VaultmemError
 
@@ -68,11 +68,11 @@ class Undoer:
             return result.with_operation(self.log.add(kind, now, events, created(result)))
         return result
 
-    def undo(self, op_id: str | None, now: datetime) -> JSON:
+    def undo(self, op_id: str | None, now: datetime) -> UndoResult:
         operation = self._operation(op_id)
         made = self._created_paths(operation)
-        restored: list[JSON] = []
-        skipped: list[JSON] = []
+        restored: list[PutBack] = []
+        skipped: list[Skipped] = []
         for path, track in tracks(operation.events).items():
             if path in made:
                 continue
@@ -80,17 +80,18 @@ class Undoer:
                 restored.append(self._put_back(path, track, operation))
             except (VaultmemError, OSError) as exc:
                 message = exc.message if isinstance(exc, VaultmemError) else str(exc)
-                skipped.append({"path": path, "reason": message})
+                skipped.append(Skipped(path, message))
         archived = []
         for memory_id in operation.created:
             try:
-                archived.append(self.admin.forget(memory_id, now)["forgotten"])
+                archived.append(self.admin.forget(memory_id, now).forgotten)
             except (VaultmemError, OSError) as exc:
                 message = exc.message if isinstance(exc, VaultmemError) else str(exc)
-                skipped.append({"path": memory_id, "reason": message})
+                skipped.append(Skipped(memory_id, message))
         self.log.mark_undone(operation.id, now)
-        return {"operation": operation.id, "kind": operation.kind, "restored": restored,
-                "archived": archived, "skipped": skipped}
+        return UndoResult(operation=operation.id, kind=operation.kind,
+                          restored=tuple(restored), archived=tuple(archived),
+                          skipped=tuple(skipped))
 
     def recent(self, limit: int = 10) -> JSON:
         return {"operations": [op.summary() for op in self.log.recent(limit)]}
@@ -113,7 +114,7 @@ class Undoer:
                 continue
         return paths
 
-    def _put_back(self, path: str, track: _Track, operation: Operation) -> JSON:
+    def _put_back(self, path: str, track: _Track, operation: Operation) -> PutBack:
         memories = self.engine.memories
         if track.before is not None:
             before, after = track.before, track.after
@@ -135,4 +136,4 @@ class Undoer:
         if PurePosixPath(back).name != origin.name:
             back = memories.rename_to(back, origin.name) or back
         self.engine.sync_paths([path, back])
-        return {"from": path, "to": back}
+        return PutBack(path, back)

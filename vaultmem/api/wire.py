@@ -35,6 +35,7 @@ from vaultmem.engine.results import (
     Promoted,
     PromoteResult,
     PutBack,
+    RecentOperations,
     ReconcileResult,
     RelatedResult,
     RestoreResult,
@@ -319,6 +320,12 @@ def reconcile_wire(result: ReconcileResult) -> JSON:
             "git_conflicts": list(result.git_conflicts)}
 
 
+def recent_wire(result: RecentOperations) -> JSON:
+    return {"operations": [{"id": o.id, "kind": o.kind, "at": o.at, "moves": o.moves,
+                            "created": o.created, "undone_at": o.undone_at}
+                           for o in result.operations]}
+
+
 _SHAPES: dict[type, Callable[[Any], JSON]] = {
     MemoryView: memory_wire,
     SearchResult: search_wire,
@@ -340,6 +347,7 @@ _SHAPES: dict[type, Callable[[Any], JSON]] = {
     UnsupersedeResult: unsupersede_wire,
     UndoResult: undo_wire,
     ReconcileResult: reconcile_wire,
+    RecentOperations: recent_wire,
 }
 
 

@@ -372,6 +372,23 @@ class UndoResult:
 
 
 @dataclass(frozen=True)
+class OperationSummary:
+    """One logged operation `undo` can take back."""
+
+    id: str
+    kind: str
+    at: str  # ISO 8601, as logged
+    moves: int
+    created: int  # memories it created (a merged note)
+    undone_at: str | None
+
+
+@dataclass(frozen=True)
+class RecentOperations:
+    operations: tuple[OperationSummary, ...]
+
+
+@dataclass(frozen=True)
 class ConflictCopy:
     """A sync conflict copy of a memory's note, as a reconcile plans to merge it."""
 
@@ -409,4 +426,4 @@ class ReconcileResult:
 Result = (MemoryView | SearchResult | RelatedResult | ObserveResult | ReviewResult
           | ClustersResult | MergeResult | GcResult | PromoteResult | SweepResult | SaveResult
           | ListResult | ForgetResult | RestoreResult | EditResult | SupersedeResult
-          | UnsupersedeResult | UndoResult | ReconcileResult)
+          | UnsupersedeResult | UndoResult | RecentOperations | ReconcileResult)

@@ -21,8 +21,13 @@ from typing import TypeVar
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.operation_log import Operation, OperationLog
-from vaultmem.engine.results import PutBack, Skipped, Undoable, UndoResult
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import (
+    PutBack,
+    RecentOperations,
+    Skipped,
+    Undoable,
+    UndoResult,
+)
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound, VaultmemError
 
 Done = TypeVar("Done", bound=Undoable)
@@ -93,8 +98,8 @@ class Undoer:
                           restored=tuple(restored), archived=tuple(archived),
                           skipped=tuple(skipped))
 
-    def recent(self, limit: int = 10) -> JSON:
-        return {"operations": [op.summary() for op in self.log.recent(limit)]}
+    def recent(self, limit: int = 10) -> RecentOperations:
+        return RecentOperations(tuple(op.summary() for op in self.log.recent(limit)))
 
     def _operation(self, op_id: str | None) -> Operation:
         operation = self.log.last_open() if op_id is None else self.log.get(op_id.strip())

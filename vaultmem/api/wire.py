@@ -352,8 +352,9 @@ _SHAPES: dict[type, Callable[[Any], JSON]] = {
 
 
 def to_wire(result: object) -> Any:
-    """The JSON for `result`: a typed result through its shape's function; a plain answer
-    (health, reindex, the daemon's status) as it is, its nested results converted."""
+    """The JSON for `result`: a typed result through its shape's function. The answers not
+    typed yet (health, status with the daemon's part, reindex's report) are JSON-ready dicts
+    already and pass as they are."""
     shape = _SHAPES.get(type(result))
     if shape is not None:
         return shape(result)

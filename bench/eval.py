@@ -66,7 +66,7 @@ def vaultmem_ranker(app: App, latencies: list[float]) -> Ranker:
         found = app.search.search(query.text, NOW, top_k=K, filters=filters,
                                   include_review=False)
         latencies.append(time.perf_counter() - start)
-        return [hit["path"] for hit in found["results"]]
+        return [hit.path for hit in found.hits]
     return rank
 
 

@@ -17,12 +17,14 @@ from vaultmem.api.ops import Api
 from vaultmem.api.schemas import REQUESTS, RESPONSES, ROUTES, openapi_document
 from vaultmem.api.validation import parse_body, query_body, validate
 from vaultmem.app import App
+from vaultmem.engine.results import MemoryView, MergeResult
 from vaultmem.errors import DaemonError, InvalidInput, NotFound, Refused
 
 
 class FakeConsolidator:
-    def __init__(self) -> None:
+    def __init__(self, merged_into: MemoryView) -> None:
         self.calls: list[tuple[str, Any]] = []
+        self.merged_into = merged_into
 
     def list_clusters(self, now: datetime) -> dict[str, Any]:
         self.calls.append(("list", now))
@@ -30,11 +32,11 @@ class FakeConsolidator:
                               "members": [{"id": SAMPLE_ID, "path": SAMPLE_PATH,
                                            "title": "Sessions"}]}]}
 
-    def merge(self, cluster_id: str, now: datetime) -> dict[str, Any]:
+    def merge(self, cluster_id: str, now: datetime) -> MergeResult:
         self.calls.append((cluster_id, now))
         if cluster_id != "c-0123456789ab":
             raise NotFound(f"no cluster {cluster_id}")
-        return {"merged": cluster_id}
+        return MergeResult(cluster_id=cluster_id, merged_into=self.merged_into, archived=())
 
 
 @pytest.fixture(scope="module")
@@ -238,13 +240,13 @@ def test_reindex_through_the_daemon_or_the_engine(app: App) -> None:
 
 @pytest.mark.timeout(60)
 def test_clusters_and_merge_use_the_consolidator(app: App) -> None:
-    fake = FakeConsolidator()
+    fake = FakeConsolidator(app.views.get(SAMPLE_ID, REFERENCE))
     api = app.api(clock=lambda: REFERENCE)
     api.consolidator = fake
     clusters = api.call("clusters", {})
     validate(RESPONSES["clusters"], clusters, "clusters")
-    assert api.call("merge_cluster", {"cluster_id": "c-0123456789ab"}) == {
-        "merged": "c-0123456789ab"}
+    merged = api.call("merge_cluster", {"cluster_id": "c-0123456789ab"})
+    assert (merged["cluster_id"], merged["merged_into"]["id"]) == ("c-0123456789ab", SAMPLE_ID)
     with pytest.raises(NotFound):
         api.call("merge_cluster", {"cluster_id": "c-ffffffffffff"})
     assert fake.calls == [("list", REFERENCE), ("c-0123456789ab", REFERENCE),

@@ -15,6 +15,7 @@ import pytest
 
 from tests.cli._support import REFERENCE, ago, copy_vault, memory_note
 from tests.conftest import SAMPLE_VAULT
+from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.core.consolidation import cluster_id
@@ -102,7 +103,7 @@ def test_near_duplicates_form_one_stable_cluster(vault: Path, apps: list[App]) -
     first, second = _kettle_pair(vault)
     memory_note(vault, "quarterly taxes", use_count=1, last_used=ago(days=1), body=TAXES)
     app, consolidator = _consolidator(apps, vault)
-    listed = consolidator.list_clusters(NOW)["clusters"]
+    listed = to_wire(consolidator.list_clusters(NOW))["clusters"]
     assert len(listed) == 1
     cluster = listed[0]
     assert {m["id"] for m in cluster["members"]} == {first, second}
@@ -113,8 +114,8 @@ def test_near_duplicates_form_one_stable_cluster(vault: Path, apps: list[App]) -
     assert member["path"] == "memories/kettle descaling.md"
     assert member["title"] == "kettle descaling"
     assert member["use_count"] == 3
-    assert member["score"] == pytest.approx(app.views.get(first, NOW)["score"], abs=1e-6)
-    assert consolidator.list_clusters(NOW)["clusters"] == listed
+    assert member["score"] == pytest.approx(app.views.get(first, NOW).score, abs=1e-6)
+    assert to_wire(consolidator.list_clusters(NOW))["clusters"] == listed
     assert [c.id for c in consolidator.clusters()] == [cluster["id"]]
 
 
@@ -124,7 +125,7 @@ def test_review_band_and_pinned_memories(vault: Path, apps: list[App]) -> None:
     _, pinned = memory_note(vault, "kettle + descaling", use_count=1, last_used=ago(days=1),
                             body=KETTLE, pinned=True)
     _, consolidator = _consolidator(apps, vault, merge_cohesion=0.97, review_cohesion=0.9)
-    by_action = {c["action"]: c for c in consolidator.list_clusters(NOW)["clusters"]}
+    by_action = {c["action"]: c for c in to_wire(consolidator.list_clusters(NOW))["clusters"]}
     assert set(by_action) == {"merge", "review"}
     assert 0.9 <= by_action["review"]["cohesion"] < 0.97
     assert {m["id"] for m in by_action["review"]["members"]} == set(bike)
@@ -146,7 +147,7 @@ def test_merge_writes_one_note_and_archives_the_originals(vault: Path, apps: lis
     app, consolidator = _consolidator(apps, vault)
     [cluster] = consolidator.clusters()
 
-    result = consolidator.merge(cluster.id, NOW)
+    result = to_wire(consolidator.merge(cluster.id, NOW))
 
     merged = result["merged_into"]
     assert result["cluster_id"] == cluster.id
@@ -181,12 +182,12 @@ def test_merge_writes_one_note_and_archives_the_originals(vault: Path, apps: lis
     moved_names = {a["to"] for a in result["archived"]} | {merged["path"]}
     assert set(after) - set(before) == moved_names
 
-    hits = [h["path"] for h in app.search.search("kettle descales citric acid", NOW)["results"]]
+    hits = [h.path for h in app.search.search("kettle descales citric acid", NOW).hits]
     assert hits[0] == merged["path"]
     assert not any(h.startswith("memories/archive/") for h in hits)
     archived = app.search.search("kettle descales citric acid", NOW,
                                  filters=SearchFilters(statuses=("archived",)))
-    assert {h["path"] for h in archived["results"]} == {a["to"] for a in result["archived"]}
+    assert {h.path for h in archived.hits} == {a["to"] for a in result["archived"]}
     assert consolidator.clusters() == []
 
 
@@ -201,7 +202,7 @@ def test_unknown_or_stale_cluster_changes_nothing(vault: Path, apps: list[App]) 
     before = _digest(vault)
     for bad in (stale.id, "c-000000000000"):
         with pytest.raises(NotFound, match="cluster changed or no longer exists"):
-            consolidator.merge(bad, NOW)
+            to_wire(consolidator.merge(bad, NOW))
     assert _digest(vault) == before
 
 
@@ -212,7 +213,7 @@ def test_a_keep_apart_cluster_is_not_merged(vault: Path, apps: list[App]) -> Non
     assert cluster.action == "keep"
     before = _digest(vault)
     with pytest.raises(InvalidInput, match="kept apart"):
-        consolidator.merge(cluster.id, NOW)
+        to_wire(consolidator.merge(cluster.id, NOW))
     assert _digest(vault) == before
 
 
@@ -229,7 +230,7 @@ def test_crash_before_archiving_leaves_originals_active(
 
     monkeypatch.setattr("vaultmem.engine.memory_store.edit_memory_note", crash)
     with pytest.raises(OSError, match="simulated crash"):
-        consolidator.merge(cluster.id, NOW)
+        to_wire(consolidator.merge(cluster.id, NOW))
     monkeypatch.undo()
 
     after = _digest(vault)
@@ -237,7 +238,7 @@ def test_crash_before_archiving_leaves_originals_active(
     [new_path] = set(after) - set(before)
     app.sync.reindex()
     [again] = consolidator.clusters()
-    new_id = app.views.get(new_path, NOW)["id"]
+    new_id = app.views.get(new_path, NOW).id
     assert set(again.members) == {first, second, new_id}
 
 
@@ -249,7 +250,7 @@ def test_merge_in_the_daemon_carries_pending_touches(vault: Path, apps: list[App
         app.uses.touch(first, NOW)  # journalled, not yet in the note
     assert len(journal) == 1
     [cluster] = consolidator.clusters()
-    result = consolidator.merge(cluster.id, NOW)
+    result = to_wire(consolidator.merge(cluster.id, NOW))
     assert result["merged_into"]["use_count"] == 3 + 2 + 5
     moved = {a["id"]: read_note(vault, a["to"]).fields for a in result["archived"]}
     assert moved[first]["stm_use_count"] == 5 and moved[first]["stm_status"] == "archived"
@@ -265,14 +266,14 @@ def test_auto_merge_merges_only_cohesive_clusters(vault: Path, apps: list[App]) 
     bike_files = {p: (vault / p).read_bytes()
                   for p in ("memories/bike chain care.md", "memories/bike-chain-care.md")}
 
-    result = consolidator.auto_merge(NOW)
+    result = to_wire(consolidator.auto_merge(NOW))
 
     assert [m["cluster_id"] for m in result["merged"]] == [cluster_id(kettle)]
     assert {a["id"] for a in result["merged"][0]["archived"]} == set(kettle)
     assert [c["id"] for c in result["review"]] == [cluster_id(bike)]
     assert result["skipped"] == []
     assert {p: (vault / p).read_bytes() for p in bike_files} == bike_files
-    assert consolidator.auto_merge(NOW)["merged"] == []
+    assert to_wire(consolidator.auto_merge(NOW))["merged"] == []
 
 
 # the sample vault -------------------------------------------------------------------------
@@ -281,15 +282,15 @@ def test_auto_merge_merges_only_cohesive_clusters(vault: Path, apps: list[App]) 
 def test_sample_vault_restic_memories_form_a_cluster(tmp_path: Path, apps: list[App]) -> None:
     vault = copy_vault(SAMPLE_VAULT, tmp_path / "sample")
     app, consolidator = _consolidator(apps, vault)
-    restic = {app.views.get(RESTIC_OVER, NOW)["id"], app.views.get(RESTIC_TO, NOW)["id"]}
-    clusters = consolidator.list_clusters(NOW)["clusters"]
+    restic = {app.views.get(RESTIC_OVER, NOW).id, app.views.get(RESTIC_TO, NOW).id}
+    clusters = to_wire(consolidator.list_clusters(NOW))["clusters"]
     [cluster] = [c for c in clusters if {m["id"] for m in c["members"]} & restic]
     assert {m["id"] for m in cluster["members"]} == restic
     assert cluster["cohesion"] >= 0.83  # default threshold, no tuning needed
     assert cluster["action"] == ("merge" if cluster["cohesion"] >= 0.9 else "review")
 
     best = max(m["score"] for m in cluster["members"])
-    result = consolidator.merge(cluster["id"], NOW)
+    result = to_wire(consolidator.merge(cluster["id"], NOW))
     merged = result["merged_into"]
     assert merged["title"] == "Sam prefers Restic over Borg for NAS backups"  # best score
     assert set(merged["tags"]) == {"homelab", "backup"}
@@ -322,7 +323,7 @@ def test_two_devices_merging_one_cluster_write_one_memory(tmp_path: Path, vault:
     for root in (vault, other):
         _, consolidator = _consolidator(apps, root)
         [cluster] = consolidator.clusters()
-        results.append(consolidator.merge(cluster.id, NOW)["merged_into"])
+        results.append(to_wire(consolidator.merge(cluster.id, NOW))["merged_into"])
     assert results[0]["id"] == results[1]["id"] and results[0]["path"] == results[1]["path"]
     here, there = (root / results[0]["path"] for root in (vault, other))
     assert here.read_bytes() == there.read_bytes()
@@ -331,6 +332,6 @@ def test_two_devices_merging_one_cluster_write_one_memory(tmp_path: Path, vault:
 def test_a_superseded_memory_is_never_clustered(vault: Path, apps: list[App]) -> None:
     first, second = _kettle_pair(vault)
     app, consolidator = _consolidator(apps, vault)
-    assert len(consolidator.list_clusters(NOW)["clusters"]) == 1
+    assert len(to_wire(consolidator.list_clusters(NOW))["clusters"]) == 1
     app.api(clock=lambda: NOW).call("supersede", {"id": first, "by": second})
-    assert consolidator.list_clusters(NOW)["clusters"] == []
+    assert to_wire(consolidator.list_clusters(NOW))["clusters"] == []

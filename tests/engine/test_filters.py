@@ -242,6 +242,6 @@ def test_a_filtered_search_reads_no_full_catalog(
     monkeypatch.setattr(engine.catalog, "records", no_full_read)
     for filters in (SearchFilters(folder="Projects"), SearchFilters(tags_any=("idea",)),
                     SearchFilters(type="fact", window_days=30)):
-        hits = engine.search.search("words about", REFERENCE, filters=filters)["results"]
+        hits = engine.search.search("words about", REFERENCE, filters=filters).hits
         allowed = engine.search.filters.allowed(filters, REFERENCE, engine.store.iter_memories)
-        assert hits and {hit["path"] for hit in hits} <= allowed
+        assert hits and {hit.path for hit in hits} <= allowed

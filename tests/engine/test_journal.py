@@ -12,6 +12,7 @@ import pytest
 
 from tests.cli._support import REFERENCE, copy_vault
 from tests.conftest import SAMPLE_VAULT
+from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine.journal import UsageJournal
@@ -64,9 +65,9 @@ def _without_stm(text: str) -> list[str]:
 def test_touch_is_visible_at_once_and_written_on_flush(app: App, vault: Path) -> None:
     before = (vault / MEMORY).read_bytes()
     view = app.uses.touch(MEMORY_ID, REFERENCE)
-    assert view["use_count"] == 7
+    assert view.state.use_count == 7
     assert (vault / MEMORY).read_bytes() == before  # not written yet
-    assert app.views.get(MEMORY_ID, REFERENCE)["use_count"] == 7  # but visible
+    assert app.views.get(MEMORY_ID, REFERENCE).state.use_count == 7  # but visible
     report = _store(app).flush()
     assert report.written == [MEMORY]
     text = (vault / MEMORY).read_text(encoding="utf-8")
@@ -150,7 +151,7 @@ def test_a_touch_reads_the_note_twice_writes_it_once_per_flush_and_never_lancedb
     assert (after.mtime_ns, after.size) == (lambda st: (st.st_mtime_ns, st.st_size))(
         (app.root / MEMORY).stat())
     assert app.sync.sync_paths([MEMORY]).touched == 0  # the watcher's echo: nothing to do
-    assert app.views.get(MEMORY_ID, REFERENCE)["use_count"] == 26
+    assert app.views.get(MEMORY_ID, REFERENCE).state.use_count == 26
     assert reads == Counter({MEMORY: 2})  # and neither needed the note read again
 
 
@@ -241,7 +242,7 @@ def test_pending_touches_survive_a_restart(tmp_path: Path, vault: Path) -> None:
     # no flush, no close: as after kill -9; a new process opens the same journal
     app2 = _app(tmp_path)
     journal2 = app2.journal
-    assert app2.views.get(MEMORY_ID, REFERENCE)["use_count"] == 9
+    assert app2.views.get(MEMORY_ID, REFERENCE).state.use_count == 9
     _store(app2).flush()
     assert "stm_use_count: 9" in (vault / MEMORY).read_text(encoding="utf-8")
     for a, j in ((app, journal), (app2, journal2)):
@@ -284,7 +285,7 @@ def test_a_concurrent_edit_during_flush_keeps_the_write_pending(
 def test_archive_after_pending_touches_keeps_them(app: App, vault: Path) -> None:
     forget_id = "d8768a8d-2adb-41e7-98f9-0fbdb7770399"
     app.uses.touch(forget_id, REFERENCE)  # pending use_count 2
-    app.lifecycle.gc(REFERENCE.replace(year=2027), apply=True)
+    to_wire(app.lifecycle.gc(REFERENCE.replace(year=2027), apply=True))
     archived = vault / "memories/archive/2026-09-20 pihole-container-restart-after-update.md"
     text = archived.read_text(encoding="utf-8")
     assert "stm_status: archived" in text and "stm_use_count: 2" in text
@@ -299,7 +300,7 @@ def test_pinning_keeps_a_memory_from_being_forgotten(app: App, vault: Path) -> N
     assert view["pinned"] is True and view["decision"] == "keep"
     assert view["use_count"] == 1  # pinning is not a use
     _store(app).flush()
-    result = app.lifecycle.gc(REFERENCE, apply=True)
+    result = to_wire(app.lifecycle.gc(REFERENCE, apply=True))
     assert pihole not in {item["id"] for item in result["archived"]}
     note = vault / "memories/2026-09-20 pihole-container-restart-after-update.md"
     assert "stm_pinned: true" in note.read_text(encoding="utf-8")

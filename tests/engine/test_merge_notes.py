@@ -10,6 +10,7 @@ import pytest
 
 from tests.cli._support import ago, memory_note
 from tests.engine.test_consolidation import KETTLE, NOW, TAXES, _consolidator, apps, vault
+from vaultmem.api.wire import to_wire
 from vaultmem.app import App
 from vaultmem.vault.frontmatter import parse
 
@@ -43,7 +44,7 @@ def test_the_merged_note_takes_its_plain_name_and_the_device_counts(
     _same_day_pair(vault)
     _, consolidator = _consolidator(apps, vault)
     [cluster] = consolidator.clusters()
-    merged = consolidator.merge(cluster.id, NOW)["merged_into"]
+    merged = to_wire(consolidator.merge(cluster.id, NOW))["merged_into"]
     assert merged["path"] == f"memories/{DAY} kettle-descaling.md"
     assert not (vault / "memories" / f"{DAY} kettle-descaling-2.md").exists()
     fields, _, _ = parse((vault / merged["path"]).read_text(encoding="utf-8"))
@@ -59,10 +60,10 @@ def test_a_promoted_merged_note_links_no_archived_original(vault: Path, apps: li
                                       encoding="utf-8")
     app, consolidator = _consolidator(apps, vault)
     [cluster] = consolidator.clusters()
-    result = consolidator.merge(cluster.id, NOW)
+    result = to_wire(consolidator.merge(cluster.id, NOW))
     merged = result["merged_into"]
     archived = {link_name(move["to"]) for move in result["archived"]}
-    promoted = app.lifecycle.promote(merged["id"], NOW)["promoted"]
+    promoted = to_wire(app.lifecycle.promote(merged["id"], NOW))["promoted"]
     assert promoted and promoted[0]["links"]
     assert any("Kitchen" in link for link in promoted[0]["links"])
     for link in promoted[0]["links"]:
@@ -84,7 +85,7 @@ def test_merged_from_links_still_reach_an_original_of_the_same_name(
     _same_day_pair(vault)
     _, consolidator = _consolidator(apps, vault)
     [cluster] = consolidator.clusters()
-    result = consolidator.merge(cluster.id, NOW)
+    result = to_wire(consolidator.merge(cluster.id, NOW))
     text = (vault / result["merged_into"]["path"]).read_text(encoding="utf-8")
     same_name = next(m["to"] for m in result["archived"] if link_name(m["to"]).startswith(DAY))
     assert f"[[{same_name.removesuffix('.md')}|" in text  # by path: the bare name is the note's

@@ -16,6 +16,7 @@ import pytest
 
 import vaultmem.vault.scan
 from tests.cli._support import REFERENCE, ago, memory_note
+from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.core.consolidation import cluster_id
@@ -171,7 +172,7 @@ def test_auto_merge_plans_again_from_what_it_read(
     with _app(tmp_path, mode) as app:
         candidates = len(app.consolidator.clusters()) * 2 + 1
         with counted(app, monkeypatch) as counts:
-            done = app.consolidator.auto_merge(NOW)
+            done = to_wire(app.consolidator.auto_merge(NOW))
         assert sorted(m["cluster_id"] for m in done["merged"]) == sorted(clusters)
         assert done["skipped"] == [] and done["review"] == []
         # the merged memories are clustered no further: nothing is left to merge
@@ -206,7 +207,7 @@ def test_auto_merge_from_its_snapshot_still_refuses_a_concurrent_edit(
             return merge(cluster, *args)
 
         monkeypatch.setattr(consolidator, "_merge", user_pins_then_merge)
-        done = consolidator.auto_merge(NOW)
+        done = to_wire(consolidator.auto_merge(NOW))
     assert [m["cluster_id"] for m in done["merged"]] == [kettle]
     assert [s["cluster_id"] for s in done["skipped"]] == [taxes]
     assert "cluster changed" in done["skipped"][0]["reason"]

@@ -200,6 +200,12 @@ def test_auto_supersede_applies_a_detected_update(tmp_path: Path) -> None:
         saved = api(app).call("save", {"content": NEW})
         assert saved["possible_update_of"]["applied"] is True
         assert saved["superseded"]["id"] == old["id"]
+        # the wire's key order (docs/protocol.md), as it was before results were typed
+        assert list(saved) == ["created", "reinforced", "memory", "superseded",
+                               "possible_update_of"]
+        assert list(saved["possible_update_of"]) == ["id", "path", "title", "uri", "reason",
+                                                     "cosine", "applied"]
+        assert list(saved["superseded"]) == ["id", "path", "title", "uri"]
         assert saved["memory"]["supersedes"] == old["id"]
         assert api(app).call("get", {"id": old["id"]})["superseded_by"] == saved["memory"]["id"]
     finally:

@@ -19,6 +19,7 @@ from tests.stress.crash_harness import (
     memory_id,
     notes_on_disk,
 )
+from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine import memory_store
@@ -54,19 +55,19 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
     def plan_then_use(now: Any) -> Any:
         memories, plan = planned(now)
         for item in plan.promote + plan.archive[1:]:
-            touched[item.id] = uses.touch(item.id, now)["use_count"]
+            touched[item.id] = uses.touch(item.id, now).state.use_count
         uses.set_pinned(plan.archive[0].id, True, now)
         pinned.append(plan.archive[0].id)
         return memories, plan
 
     monkeypatch.setattr(lifecycle, "plan", plan_then_use)
-    result = lifecycle.sweep(REFERENCE, dry_run=False)
+    result = to_wire(lifecycle.sweep(REFERENCE, dry_run=False))
     assert result["promoted"] and result["archived"]
     for ref, uses in touched.items():
-        assert views.get(ref, REFERENCE)["use_count"] == uses
+        assert views.get(ref, REFERENCE).state.use_count == uses
     assert pinned[0] not in {move["id"] for move in result["archived"]}
     view = views.get(pinned[0], REFERENCE)
-    assert view["pinned"] and view["status"] == "active"
+    assert view.state.pinned and view.state.status == "active"
 
 
 @pytest.mark.timeout(60)
@@ -76,7 +77,7 @@ def test_flush_finds_a_memory_renamed_before_the_index_saw_it(journalled_app: Ap
     store = journalled_app.store
     assert store.journal is not None
     ref = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
-    uses = journalled_app.uses.touch(ref, REFERENCE)["use_count"]
+    uses = journalled_app.uses.touch(ref, REFERENCE).state.use_count
     old = journalled_app.root / "memories/2026-11-15 crumb-server-side-sessions-in-redis.md"
     new = journalled_app.root / "Inbox/Sessions.md"
     os.rename(old, new)  # no watcher here: the catalog still lists the old path
@@ -100,7 +101,7 @@ def test_flush_waits_for_a_move_in_progress(
     def move_with_a_flush_inside(src: Path, dst: Path) -> None:
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.link(src, dst)
-        uses.append(journalled_app.uses.touch(ref, REFERENCE)["use_count"])  # pending, old path
+        uses.append(journalled_app.uses.touch(ref, REFERENCE).state.use_count)  # pending, old path
         flusher = threading.Thread(target=store.flush)
         flusher.start()
         flusher.join(timeout=0.5)
@@ -109,7 +110,7 @@ def test_flush_waits_for_a_move_in_progress(
 
     flushers: list[threading.Thread] = []
     monkeypatch.setattr("vaultmem.vault.memories.move_file", move_with_a_flush_inside)
-    moved = journalled_app.lifecycle.promote(ref, REFERENCE)["promoted"][0]
+    moved = to_wire(journalled_app.lifecycle.promote(ref, REFERENCE))["promoted"][0]
     flushers[0].join(timeout=30)
     store.flush()
     holders = [p for p, d in notes_on_disk(journalled_app.root).items()
@@ -139,8 +140,8 @@ def test_save_answers_when_its_note_is_moved_at_once(
     monkeypatch.setattr(sync_part, "sync_paths", move_then_sync)
     content = "The garage door opener switched to a rolling code in May 2026."
     answer = journalled_app.lifecycle.save(content, REFERENCE)
-    assert answer["created"] and answer["memory"]["path"] == moved[0]
-    assert memory_id((root / "Inbox" / "Moved.md").read_text()) == answer["memory"]["id"]
+    assert answer.created and answer.memory.path == moved[0]
+    assert memory_id((root / "Inbox" / "Moved.md").read_text()) == answer.memory.id
 
 
 @pytest.mark.timeout(60)
@@ -162,16 +163,16 @@ def test_sweep_and_merge_survive_a_note_moved_under_them(
         return written
 
     monkeypatch.setattr(memory_store, "edit_memory_note", write_then_user_renames)
-    first = app.lifecycle.sweep(REFERENCE, dry_run=False)
+    first = to_wire(app.lifecycle.sweep(REFERENCE, dry_run=False))
     monkeypatch.setattr(memory_store, "edit_memory_note", write)
     moved_id = memory_id(renamed[0].read_text(encoding="utf-8"))
     assert moved_id not in {m["id"] for m in first["archived"]}
     app.sync.sync_paths(["Inbox/Renamed by hand.md"])  # what the watcher would do
-    second = app.lifecycle.sweep(REFERENCE, dry_run=False)
+    second = to_wire(app.lifecycle.sweep(REFERENCE, dry_run=False))
     assert [m["id"] for m in second["finished_moves"]] == [moved_id]
 
     consolidator = app.consolidator
-    cluster = consolidator.list_clusters(REFERENCE)["clusters"][0]
+    cluster = to_wire(consolidator.list_clusters(REFERENCE))["clusters"][0]
     merged = consolidator._write_merged
 
     def write_merged_then_user_deletes(*args: Any) -> Any:
@@ -180,7 +181,7 @@ def test_sweep_and_merge_survive_a_note_moved_under_them(
 
     monkeypatch.setattr(consolidator, "_write_merged", write_merged_then_user_deletes)
     with pytest.raises(ConcurrentEdit):
-        consolidator.merge(cluster["id"], REFERENCE)
+        to_wire(consolidator.merge(cluster["id"], REFERENCE))
 
 
 def test_start_up_removes_only_stale_temp_files(tmp_path: Path) -> None:

@@ -13,6 +13,13 @@ from datetime import datetime
 from typing import Any
 
 from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
+from vaultmem.engine.results import (
+    GcResult,
+    MergeResult,
+    PromoteResult,
+    Result,
+    SweepResult,
+)
 from vaultmem.engine.undo import Undoer
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError
@@ -20,14 +27,21 @@ from vaultmem.errors import DaemonError
 JSON = dict[str, Any]
 
 OPERATIONS: tuple[str, ...] = ("list", "forget", "edit", "undo")
-Handler = Callable[[JSON, datetime], JSON]
+UndoableResult = SweepResult | GcResult | PromoteResult | MergeResult
+Answer = Result | JSON  # the operations not typed yet answer JSON-ready dicts
+Handler = Callable[[JSON, datetime], Answer]
 # the operations `undo` can take back: whether a body applies changes, what a result created
-_UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[JSON], list[str]]]] = {
+_UNDOABLE: dict[str, tuple[Callable[[JSON], bool], Callable[[UndoableResult], list[str]]]] = {
     "sweep": (lambda body: not body["dry_run"], lambda result: []),
     "gc": (lambda body: bool(body["apply"]), lambda result: []),
     "promote": (lambda body: not body["dry_run"], lambda result: []),
-    "merge_cluster": (lambda body: True, lambda result: [result["merged_into"]["id"]]),
+    "merge_cluster": (lambda body: True, lambda result: _merged_id(result)),
 }
+
+
+def _merged_id(result: UndoableResult) -> list[str]:
+    assert isinstance(result, MergeResult)
+    return [result.merged_into.id]
 
 
 class MemoryOps:
@@ -54,21 +68,27 @@ class MemoryOps:
         return wrapped
 
     def _recorded(self, op: str, handler: Handler, applies: Callable[[JSON], bool],
-                  created: Callable[[JSON], list[str]]) -> Handler:
-        def run(body: JSON, now: datetime) -> JSON:
+                  created: Callable[[UndoableResult], list[str]]) -> Handler:
+        def run(body: JSON, now: datetime) -> Answer:
             if not applies(body):
                 return handler(body, now)
+
+            def once() -> UndoableResult:
+                answer = handler(body, now)
+                assert isinstance(answer, UndoableResult)
+                return answer
+
             with self.lane.hold(op):
-                return self._undoer.record(op, now, lambda: handler(body, now), created)
+                return self._undoer.record(op, now, once, created)
         return run
 
-    def _op_undo(self, body: JSON, now: datetime) -> JSON:
+    def _op_undo(self, body: JSON, now: datetime) -> Answer:
         if body["list"]:
             return self._undoer.recent()
         with self.lane.hold("undo"):
             return self._undoer.undo(body.get("operation"), now)
 
-    def _op_list(self, body: JSON, now: datetime) -> JSON:
+    def _op_list(self, body: JSON, now: datetime) -> Answer:
         filters = ListFilters(
             statuses=tuple(body["status"]), tags_any=tuple(body.get("tags", ())),
             type=self._memory_type(body.get("type")), decision=body.get("decision"),
@@ -76,11 +96,11 @@ class MemoryOps:
         )
         return self.admin.list_memories(now, filters, sort=body["sort"], limit=body["limit"])
 
-    def _op_forget(self, body: JSON, now: datetime) -> JSON:
+    def _op_forget(self, body: JSON, now: datetime) -> Answer:
         with self.lane.hold("forget"):
             return self.admin.forget(body["id"], now)
 
-    def _op_edit(self, body: JSON, now: datetime) -> JSON:
+    def _op_edit(self, body: JSON, now: datetime) -> Answer:
         with self.lane.hold("edit"):
             return self.admin.edit(body["id"], now, content=body.get("content"),
                                     title=body.get("title"), tags=body.get("tags"))

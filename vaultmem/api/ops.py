@@ -8,13 +8,15 @@ docs/protocol.md. Errors are VaultmemError subclasses; each edge turns them into
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from vaultmem import __version__
 from vaultmem.api.memory_ops import OPERATIONS as MEMORY_OPERATIONS
-from vaultmem.api.memory_ops import MemoryOps
+from vaultmem.api.memory_ops import Answer, Handler, MemoryOps
 from vaultmem.api.validation import validate_body
+from vaultmem.api.wire import to_wire
 from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.freshness import Freshness
@@ -24,6 +26,20 @@ from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
+from vaultmem.engine.results import (
+    ClustersResult,
+    GcResult,
+    IndexBuilding,
+    MemoryView,
+    MergeResult,
+    ObserveResult,
+    PromoteResult,
+    ReconcileResult,
+    RelatedResult,
+    ReviewResult,
+    SearchResult,
+    SweepResult,
+)
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
 from vaultmem.engine.undo import Undoer
@@ -37,11 +53,9 @@ JSON = dict[str, Any]
 
 
 class Consolidator(Protocol):
-    def list_clusters(self, now: datetime) -> dict[str, Any]:
-        """`{"clusters": [{"id", "cohesion", "action", "members": [{"id", "path", "title"}]}]}`"""
-        ...
+    def list_clusters(self, now: datetime) -> ClustersResult: ...
 
-    def merge(self, cluster_id: str, now: datetime) -> dict[str, Any]: ...
+    def merge(self, cluster_id: str, now: datetime) -> MergeResult: ...
 
 
 class Api(MemoryOps):
@@ -106,11 +120,19 @@ class Api(MemoryOps):
         # saves, sweeps, merges and reindexes move files and write the index: one at a time,
         # in the lane the scheduled jobs hold too (engine/write_lane.py)
         self.lane = lane if lane is not None else WriteLane()
-        self._handlers: dict[str, Callable[[JSON, datetime], JSON]] = self.recorded_handlers({
+        self._handlers: dict[str, Handler] = self.recorded_handlers({
             op: getattr(self, f"_op_{op}") for op in self.OPERATIONS
         })
 
     def call(self, op: str, body: Mapping[str, Any]) -> JSON:
+        """The operation's answer in the protocol's JSON (what the socket, the CLI and the MCP
+        bridge send and show)."""
+        answer = to_wire(self.run(op, body))
+        assert isinstance(answer, dict)
+        return answer
+
+    def run(self, op: str, body: Mapping[str, Any]) -> Answer:
+        """The operation's typed result (`engine/results.py`), `body` validated first."""
         handler = self._handlers.get(op)
         if handler is None:
             raise InvalidInput(f"unknown operation {op!r}: use one of {', '.join(self.OPERATIONS)}")
@@ -132,7 +154,7 @@ class Api(MemoryOps):
             data["unindexed_changes"] = self.freshness.unindexed_changes(snapshot)
         return data
 
-    def _op_search(self, body: JSON, now: datetime) -> JSON:
+    def _op_search(self, body: JSON, now: datetime) -> SearchResult:
         filters = SearchFilters(
             tags_any=tuple(body.get("tags", ())), tags_all=tuple(body.get("all_tags", ())),
             type=self._memory_type(body.get("type")),
@@ -146,7 +168,7 @@ class Api(MemoryOps):
                                     min_relevance=max(floor, body.get("min_relevance", 0.0)))
         building = self.sync.building()
         if building is not None:  # the first index (or a rebuild) runs: results are partial
-            answer["indexing"] = building
+            return replace(answer, indexing=IndexBuilding(building["done"], building["total"]))
         return answer
 
     def _memory_type(self, given: str | None) -> str | None:
@@ -159,13 +181,13 @@ class Api(MemoryOps):
             raise InvalidInput(f"unknown memory type {given!r}: use one of {', '.join(known)}")
         return wanted
 
-    def _op_related(self, body: JSON, now: datetime) -> JSON:
+    def _op_related(self, body: JSON, now: datetime) -> RelatedResult:
         return self.search.related(_ref(body), k=body["top_k"])
 
-    def _op_get(self, body: JSON, now: datetime) -> JSON:
+    def _op_get(self, body: JSON, now: datetime) -> MemoryView:
         return self.views.get(body["id"], now)
 
-    def _op_save(self, body: JSON, now: datetime) -> JSON:
+    def _op_save(self, body: JSON, now: datetime) -> Answer:
         with self.lane.hold("save"):
             return self.updates.save(
                 body["content"], now, title=body.get("title"), tags=body.get("tags", ()),
@@ -174,55 +196,54 @@ class Api(MemoryOps):
                 supersedes=body.get("supersedes"),
             )
 
-    def _op_touch(self, body: JSON, now: datetime) -> JSON:
+    def _op_touch(self, body: JSON, now: datetime) -> MemoryView:
         return self.uses.touch(_ref(body), now, boost=body["boost"])
 
-    def _op_feedback(self, body: JSON, now: datetime) -> JSON:
+    def _op_feedback(self, body: JSON, now: datetime) -> MemoryView:
         return self.uses.feedback(body["id"], body["helpful"], now)
 
-    def _op_pin(self, body: JSON, now: datetime) -> JSON:
+    def _op_pin(self, body: JSON, now: datetime) -> MemoryView:
         return self.uses.set_pinned(body["id"], body["pinned"], now)
 
-    def _op_observe(self, body: JSON, now: datetime) -> JSON:
+    def _op_observe(self, body: JSON, now: datetime) -> ObserveResult:
         return self.uses.observe(body["ids"], body["context_tags"], now)
 
-    def _op_review(self, body: JSON, now: datetime) -> JSON:
+    def _op_review(self, body: JSON, now: datetime) -> ReviewResult:
         data = self.views.review(now, limit=body["limit"])
-        data["updates"] = self.updates.proposals(now, limit=body["limit"])
-        return data
+        return replace(data, updates=self.updates.proposals(now, limit=body["limit"]))
 
-    def _op_sweep(self, body: JSON, now: datetime) -> JSON:
+    def _op_sweep(self, body: JSON, now: datetime) -> SweepResult:
         with self.lane.hold("sweep"):
             return self.lifecycle.sweep(now, dry_run=body["dry_run"])
 
-    def _op_gc(self, body: JSON, now: datetime) -> JSON:
+    def _op_gc(self, body: JSON, now: datetime) -> GcResult:
         with self.lane.hold("gc"):
             return self.lifecycle.gc(now, apply=body["apply"])
 
-    def _op_reconcile(self, body: JSON, now: datetime) -> JSON:
+    def _op_reconcile(self, body: JSON, now: datetime) -> ReconcileResult:
         with self.lane.hold("reconcile"):
             return self.reconciler.reconcile(apply=body["apply"])
 
-    def _op_promote(self, body: JSON, now: datetime) -> JSON:
+    def _op_promote(self, body: JSON, now: datetime) -> PromoteResult:
         with self.lane.hold("promote"):
             return self.lifecycle.promote(body.get("id"), now, dry_run=body["dry_run"])
 
-    def _op_restore(self, body: JSON, now: datetime) -> JSON:
+    def _op_restore(self, body: JSON, now: datetime) -> Answer:
         with self.lane.hold("restore"):
             return self.restorer.restore(body["id"], now)
 
-    def _op_supersede(self, body: JSON, now: datetime) -> JSON:
+    def _op_supersede(self, body: JSON, now: datetime) -> Answer:
         with self.lane.hold("supersede"):
             return self.updates.superseder.supersede(body["id"], body["by"], now)
 
-    def _op_unsupersede(self, body: JSON, now: datetime) -> JSON:
+    def _op_unsupersede(self, body: JSON, now: datetime) -> Answer:
         with self.lane.hold("unsupersede"):
             return self.updates.superseder.unsupersede(body["id"], now)
 
-    def _op_clusters(self, body: JSON, now: datetime) -> JSON:
+    def _op_clusters(self, body: JSON, now: datetime) -> ClustersResult:
         return self._consolidator().list_clusters(now)
 
-    def _op_merge_cluster(self, body: JSON, now: datetime) -> JSON:
+    def _op_merge_cluster(self, body: JSON, now: datetime) -> MergeResult:
         with self.lane.hold("merge_cluster"):
             return self._consolidator().merge(body["cluster_id"], now)
 

@@ -33,6 +33,8 @@ from vaultmem.daemon.scheduler import Job, Scheduler
 from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.engine.indexer import SyncReport
 from vaultmem.engine.journal import FlushReport
+from vaultmem.engine.results import AutoMergeResult, ReconcileResult
+from vaultmem.engine.undo import Done
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
 
@@ -263,23 +265,22 @@ class Daemon:
         assert self.app is not None
         return self.app.catalog.memory_fingerprint() != self._consolidated_at
 
-    def _reconcile(self) -> dict[str, Any]:
+    def _reconcile(self) -> ReconcileResult:
         assert self.app is not None
         with self.app.lane.hold("reconcile"):  # the requests' lane (engine/write_lane.py)
             return self.app.reconciler.reconcile(apply=True)
 
-    def _consolidate(self) -> dict[str, Any]:
+    def _consolidate(self) -> AutoMergeResult:
         assert self.app is not None
         consolidator = self.app.consolidator
         with self.app.lane.hold("consolidation"):
             result = self._undoable("consolidation", consolidator.auto_merge, lambda done: [
-                merge["merged_into"]["id"] for merge in done["merged"]])
+                merge.merged_into.id for merge in done.merged])
             self._consolidated_at = self.app.catalog.memory_fingerprint()
         return result
 
-    def _undoable(self, kind: str, run: Callable[[datetime], dict[str, Any]],
-                  created: Callable[[dict[str, Any]], list[str]] = lambda done: []
-                  ) -> dict[str, Any]:
+    def _undoable(self, kind: str, run: Callable[[datetime], Done],
+                  created: Callable[[Done], list[str]] = lambda done: []) -> Done:
         """A scheduled job whose writes `vaultmem undo` can take back (engine/undo.py), run in
         the write lane the requests hold too; `now` is read once it is in the lane."""
         assert self.app is not None

@@ -54,7 +54,15 @@ from vaultmem.engine.memory_notes import MemoryNote, Rewrite, content_of, normal
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.parts import EngineParams, IndexOpener
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import (
+    AutoMergeResult,
+    ClusterMember,
+    ClustersResult,
+    ClusterView,
+    MergeResult,
+    MergeSkipped,
+    Move,
+)
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
@@ -95,38 +103,37 @@ class Consolidator:
         """Clusters of active, unpinned memories, best cohesion first."""
         return self._clusters(self.store.snapshot()).clusters
 
-    def list_clusters(self, now: datetime) -> JSON:
-        return {"clusters": self._clusters_json(
-            self._clusters(self.store.snapshot()), now)}
+    def list_clusters(self, now: datetime) -> ClustersResult:
+        return ClustersResult(self._cluster_views(self._clusters(self.store.snapshot()), now))
 
     # merging ------------------------------------------------------------------------------
 
-    def merge(self, cluster_id: str, now: datetime) -> JSON:
+    def merge(self, cluster_id: str, now: datetime) -> MergeResult:
         """Merge one listed cluster into a new memory and archive its members."""
         snapshot = self.store.snapshot()
         return self._merge(cluster_id, self._clusters(snapshot), now, snapshot)
 
-    def auto_merge(self, now: datetime) -> JSON:
+    def auto_merge(self, now: datetime) -> AutoMergeResult:
         """Merge every cluster cohesive enough to merge on its own (the scheduled job); list the
         review-band clusters left for a decision. A cluster that changed meanwhile, or whose
         note could not be written safely, is skipped with the reason. The catalog, the vault
         and the note vectors are read once: after each merge the clusters are planned again
         from that snapshot as the merge left it (only the notes it wrote are read again)."""
-        merged: list[JSON] = []
-        skipped: list[JSON] = []
+        merged: list[MergeResult] = []
+        skipped: list[MergeSkipped] = []
         snapshot = self.store.snapshot()
         current = self._clusters(snapshot)
         for cluster in [c for c in current.clusters if c.action == MERGE]:
             try:
                 merged.append(self._merge(cluster.id, current, now, snapshot))
             except (NotFound, NoteError) as exc:
-                skipped.append({"cluster_id": cluster.id, "reason": exc.message})
+                skipped.append(MergeSkipped(cluster.id, exc.message))
             current = self._clusters(snapshot, current.vectors)
-        review = [c for c in self._clusters_json(current, now) if c["action"] == REVIEW]
-        return {"merged": merged, "review": review, "skipped": skipped}
+        review = tuple(c for c in self._cluster_views(current, now) if c.action == REVIEW)
+        return AutoMergeResult(merged=tuple(merged), review=review, skipped=tuple(skipped))
 
     def _merge(self, cluster_id: str, current: _Clusters, now: datetime,
-               snapshot: Snapshot) -> JSON:
+               snapshot: Snapshot) -> MergeResult:
         """Merge the cluster `cluster_id` of `current` (planned from `snapshot`, which then
         follows every note the merge writes, creates or moves)."""
         cluster = _find(current.clusters, cluster_id)
@@ -163,10 +170,10 @@ class Consolidator:
         self.sync.sync_paths([path])
         store.follow(snapshot, [path, *(m.path for m in planned)])
         targets = [(m, self.mover.to_archive(m.path, snapshot)) for m in archived]
-        moves = [{"id": m.state.id, "from": m.path, "to": to} for m, to in targets if to]
+        moves = tuple(Move(m.state.id, m.path, to) for m, to in targets if to)
         path = self._plain_name(path, title, now.date(), snapshot)
-        return {"cluster_id": cluster.id, "merged_into": self.views.get(path, now),
-                "archived": moves}
+        return MergeResult(cluster_id=cluster.id, merged_into=self.views.get(path, now),
+                           archived=moves)
 
     def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
         """Add the explanation once the originals are archived (a crash before leaves the new
@@ -219,8 +226,8 @@ class Consolidator:
         return _Clusters(clusters, {m.state.id: m for m in present},
                          {m.path: vectors[m.path] for m in present})
 
-    def _clusters_json(self, current: _Clusters, now: datetime) -> list[JSON]:
-        return [self._cluster_json(c, current.memories, now) for c in current.clusters]
+    def _cluster_views(self, current: _Clusters, now: datetime) -> tuple[ClusterView, ...]:
+        return tuple(self._cluster_view(c, current.memories, now) for c in current.clusters)
 
     def _score(self, memory: MemoryNote, now: datetime) -> float:
         return score(memory.state, now, self.params.decay)
@@ -237,20 +244,17 @@ class Consolidator:
         members = [memories[member] for member in cluster.members]
         return sorted(members, key=lambda m: (-self._score(m, now), m.state.id))
 
-    def _cluster_json(
+    def _cluster_view(
         self, cluster: Cluster, memories: dict[str, MemoryNote], now: datetime
-    ) -> JSON:
+    ) -> ClusterView:
         members = [memories[member] for member in cluster.members]
-        return {
-            "id": cluster.id,
-            "cohesion": round(cluster.cohesion, 4),
-            "action": cluster.action,
-            "members": [
-                {"id": m.state.id, "path": m.path, "title": m.note.title,
-                 "use_count": m.state.use_count, "score": round(self._score(m, now), 6)}
-                for m in members
-            ],
-        }
+        return ClusterView(
+            id=cluster.id, cohesion=cluster.cohesion, action=cluster.action,
+            members=tuple(ClusterMember(id=m.state.id, path=m.path, title=m.note.title,
+                                        use_count=m.state.use_count,
+                                        score=self._score(m, now))
+                          for m in members),
+        )
 
     def _write_merged(self, members: list[MemoryNote], state: MemoryState, now: datetime,
                       snapshot: Snapshot) -> str:

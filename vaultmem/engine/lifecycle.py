@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.intake import (
@@ -47,7 +47,19 @@ from vaultmem.engine.memory_notes import (
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.parts import EngineParams, IndexOpener
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import (
+    Archived,
+    GcResult,
+    LeftAlone,
+    Move,
+    Planned,
+    Promoted,
+    PromoteResult,
+    Reinforced,
+    SaveResult,
+    Similar,
+    SweepResult,
+)
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, Refused
@@ -95,7 +107,7 @@ class Lifecycle:
         self, content: str, now: datetime, *, title: str | None = None,
         tags: Sequence[str] = (), type: str | None = None, strength: float = 1.0,
         pinned: bool = False, source: str | None = None, force: bool = False,
-    ) -> JSON:
+    ) -> SaveResult:
         """Save a memory through the intake gate: refused content writes nothing anywhere; an
         exact or near duplicate of a live memory reinforces it instead of adding another; a
         similar one (`similar_memory_cosine`) holds the save back unless `force` or it changes
@@ -129,7 +141,7 @@ class Lifecycle:
         # has already moved it, and a client would then save the memory again.
         note = parse_note(path, text.encode("utf-8"))
         written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags), text)
-        return {"created": True, "reinforced": None, "memory": self.views.view(written, now)}
+        return SaveResult(created=True, memory=self.views.view(written, now))
 
     def _check_content(
         self, content: str, *, title: str | None, tags: Sequence[str], source: str | None,
@@ -174,31 +186,26 @@ class Lifecycle:
         return max(found, key=lambda c: (c.text_cosine >= self.params.near_duplicate_cosine,
                                          c.similarity, c.text_cosine))
 
-    def _held_back(self, closest: Closest, now: datetime) -> JSON:
+    def _held_back(self, closest: Closest, now: datetime) -> SaveResult:
         """A save that says nearly what a memory says is not written (two memories saying one
         thing compete in search and both get promoted); the answer names the memory."""
         memory = closest.memory
-        return {"created": False, "reinforced": None,
-                "similar": {"id": memory.state.id, "path": memory.path,
-                            "title": memory.note.title,
-                            "similarity": round(closest.similarity, 4)},
-                "memory": self.views.view(memory, now)}
+        return SaveResult(
+            created=False, memory=self.views.view(memory, now),
+            similar=Similar(memory.state.id, memory.path, memory.note.title, closest.similarity))
 
-    def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> JSON:
+    def _reinforce_instead(self, memory: MemoryNote, now: datetime, why: str) -> SaveResult:
         """A use of the existing memory, unless it was saved or used within the resave
         window: then nothing is written and the answer says it was not counted."""
         window = self.params.resave_window_hours
         if not resave_counts(memory.state, now, window):
             why += f"; saved again within {window:g} h of its last use, so not counted as a use"
-            return {"created": False,
-                    "reinforced": {"id": memory.state.id, "reason": why, "counted": False},
-                    "memory": self.views.view(memory, now)}
+            return SaveResult(created=False, memory=self.views.view(memory, now),
+                              reinforced=Reinforced(memory.state.id, why, counted=False))
         updated = self.store.update(
             memory.path, lambda current: touch(current.state, now, self.params.reinforce))
-        view = self.views.view(updated, now)
-        return {"created": False,
-                "reinforced": {"id": memory.state.id, "reason": why, "counted": True},
-                "memory": view}
+        return SaveResult(created=False, memory=self.views.view(updated, now),
+                          reinforced=Reinforced(memory.state.id, why, counted=True))
 
     # sweep: forget and promote ------------------------------------------------------------
 
@@ -211,21 +218,19 @@ class Lifecycle:
                   if m.state.status == ACTIVE and writable(m)]
         return memories, plan_sweep(active, now, self.params.decay, self.params.policy)
 
-    def gc(self, now: datetime, *, apply: bool = False) -> JSON:
+    def gc(self, now: datetime, *, apply: bool = False) -> GcResult:
         snapshot = self.store.snapshot()
         memories, plan = self.plan(now, snapshot)
         by_path = {m.path: m for m in memories}
         done = _done(self._archive(by_path[item.path], item.decision, snapshot)
                      for item in (plan.archive if apply else ()))
-        return {
-            "dry_run": not apply,
-            "archive": [_item_json(item) for item in plan.archive],
-            "archived": done,
-            "kept": len(plan.keep) + len(plan.promote),
-            "left_alone": _left_alone(memories),
-        }
+        return GcResult(
+            dry_run=not apply, archive=_planned(plan.archive), archived=done,
+            kept=len(plan.keep) + len(plan.promote), left_alone=_left_alone(memories),
+        )
 
-    def promote(self, ref: str | None, now: datetime, *, dry_run: bool = False) -> JSON:
+    def promote(self, ref: str | None, now: datetime, *,
+                dry_run: bool = False) -> PromoteResult:
         snapshot = self.store.snapshot()  # shared by every promotion of this call
         if ref is not None:
             memory = self.store.load(ref)
@@ -241,33 +246,30 @@ class Lifecycle:
             memories, plan = self.plan(now, snapshot)
             items = list(plan.promote)
             by_path = {m.path: m for m in memories}
-        done = [] if dry_run else _done(self._promote(by_path[i.path], i.decision, now,
+        done = () if dry_run else _done(self._promote(by_path[i.path], i.decision, now,
                                                       snapshot) for i in items)
-        return {"dry_run": dry_run, "promote": [_item_json(i) for i in items], "promoted": done,
-                "left_alone": _left_alone(by_path.values())}
+        return PromoteResult(dry_run=dry_run, promote=_planned(items), promoted=done,
+                             left_alone=_left_alone(by_path.values()))
 
-    def sweep(self, now: datetime, *, dry_run: bool = True) -> JSON:
+    def sweep(self, now: datetime, *, dry_run: bool = True) -> SweepResult:
         """Forget and promote together (the scheduled job), after finishing interrupted moves;
         the catalog and the vault are read once, the plan made from them as the moves left
         them."""
         snapshot = self.store.snapshot()
-        finished = [] if dry_run else self.finish_moves(snapshot)
+        finished = () if dry_run else self.finish_moves(snapshot)
         memories, plan = self.plan(now, snapshot)
         by_path = {m.path: m for m in memories}
-        archived = [] if dry_run else _done(
+        archived = () if dry_run else _done(
             self._archive(by_path[i.path], i.decision, snapshot) for i in plan.archive)
-        promoted = [] if dry_run else _done(
+        promoted = () if dry_run else _done(
             self._promote(by_path[i.path], i.decision, now, snapshot) for i in plan.promote)
-        return {
-            "dry_run": dry_run,
-            "archive": [_item_json(i) for i in plan.archive],
-            "promote": [_item_json(i) for i in plan.promote],
-            "keep": len(plan.keep),
-            "archived": archived, "promoted": promoted, "finished_moves": finished,
-            "left_alone": _left_alone(memories),
-        }
+        return SweepResult(
+            dry_run=dry_run, archive=_planned(plan.archive), promote=_planned(plan.promote),
+            keep=len(plan.keep), archived=archived, promoted=promoted, finished_moves=finished,
+            left_alone=_left_alone(memories),
+        )
 
-    def finish_moves(self, snapshot: Snapshot | None = None) -> list[JSON]:
+    def finish_moves(self, snapshot: Snapshot | None = None) -> tuple[Move, ...]:
         """Archived or promoted memories still outside their folder, and restored (active)
         ones still inside the archive folder (a crash between the state write and the move),
         are moved now."""
@@ -281,8 +283,8 @@ class Lifecycle:
             if folder and misplaced:
                 target = self.mover.into(memory.path, folder, snapshot)
                 if target is not None:
-                    done.append({"id": memory.state.id, "from": memory.path, "to": target})
-        return done
+                    done.append(Move(memory.state.id, memory.path, target))
+        return tuple(done)
 
     # applying -----------------------------------------------------------------------------
 
@@ -301,7 +303,7 @@ class Lifecycle:
         return bool(self.store.rewrite([memory.path], plan))
 
     def _archive(self, memory: MemoryNote, decision: Decision,
-                 snapshot: Snapshot) -> JSON | None:
+                 snapshot: Snapshot) -> Archived | None:
         def archive(current: MemoryNote) -> Rewrite | None:
             if current.state.pinned:
                 return None
@@ -312,11 +314,10 @@ class Lifecycle:
         target = self.mover.into(memory.path, self.params.archive_folder, snapshot)
         if target is None:
             return None
-        return {"id": memory.state.id, "from": memory.path, "to": target,
-                "reason": decision.reason}
+        return Archived(memory.state.id, memory.path, target, decision.reason)
 
     def _promote(self, memory: MemoryNote, decision: Decision, now: datetime,
-                 snapshot: Snapshot) -> JSON | None:
+                 snapshot: Snapshot) -> Promoted | None:
         links = self._related_links(memory, snapshot)
 
         def promote(current: MemoryNote) -> Rewrite:
@@ -328,8 +329,7 @@ class Lifecycle:
         target = self.mover.into(memory.path, self.params.promoted_folder, snapshot)
         if target is None:
             return None
-        return {"id": memory.state.id, "from": memory.path, "to": target,
-                "reason": decision.reason, "links": links}
+        return Promoted(memory.state.id, memory.path, target, decision.reason, tuple(links))
 
     def _related_links(self, memory: MemoryNote, snapshot: Snapshot) -> list[str]:
         records = snapshot.records
@@ -360,20 +360,22 @@ class Lifecycle:
         return memory is None or memory.state.status != ARCHIVED
 
 
-def _left_alone(memories: Iterable[MemoryNote]) -> list[JSON]:
+Moved = TypeVar("Moved", Archived, Promoted)
+
+
+def _left_alone(memories: Iterable[MemoryNote]) -> tuple[LeftAlone, ...]:
     """Active memories no sweep, gc or promote touches, and why (a read-only note)."""
-    return [{"id": m.state.id, "path": m.path, "reason": reason} for m in memories
-            if m.state.status == ACTIVE and (reason := unwritable_reason(m)) is not None]
+    return tuple(LeftAlone(m.state.id, m.path, reason) for m in memories
+                 if m.state.status == ACTIVE and (reason := unwritable_reason(m)) is not None)
 
 
-def _done(moves: Iterable[JSON | None]) -> list[JSON]:
+def _done(moves: Iterable[Moved | None]) -> tuple[Moved, ...]:
     """The moves that happened (a memory that changed since the plan is left alone)."""
-    return [move for move in moves if move is not None]
+    return tuple(move for move in moves if move is not None)
 
 
-def _item_json(item: SweepItem) -> JSON:
-    return {"id": item.id, "path": item.path, "decision": item.decision.action,
-            "reason": item.decision.reason, "score": round(item.decision.score, 6)}
+def _planned(items: Iterable[SweepItem]) -> tuple[Planned, ...]:
+    return tuple(Planned(item.id, item.path, item.decision) for item in items)
 
 
 def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | None:

@@ -33,7 +33,7 @@ from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.parts import EngineParams
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import EditResult, ForgetResult, ListResult, MemoryView, Move
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, NoteError, Refused
 from vaultmem.vault.memory_text import replace_text, set_tags, set_title
@@ -65,7 +65,7 @@ class MemoryAdmin:
         self.params = params
 
     def list_memories(self, now: datetime, filters: ListFilters = ListFilters(), *,
-                      sort: str = "score", limit: int = 100) -> JSON:
+                      sort: str = "score", limit: int = 100) -> ListResult:
         """The memories that pass `filters`, sorted by `sort`, at most `limit` of them, and
         how many passed in all."""
         if sort not in SORTS:
@@ -83,14 +83,14 @@ class MemoryAdmin:
             if wanted and not wanted & tag_keys(state.tags):
                 continue
             view = self.views.view(memory, now)
-            if filters.decision is None or view["decision"] == filters.decision:
+            if filters.decision is None or view.decision.action == filters.decision:
                 views.append(view)
-        views.sort(key=lambda v: v["path"])
+        views.sort(key=lambda v: v.path)
         field, descending = SORTS[sort]
-        views.sort(key=lambda v: _sort_key(v[field]), reverse=descending)
-        return {"memories": views[:limit], "total": len(views)}
+        views.sort(key=lambda v: _sort_key(_sort_value(v, field)), reverse=descending)
+        return ListResult(memories=tuple(views[:limit]), total=len(views))
 
-    def forget(self, ref: str, now: datetime) -> JSON:
+    def forget(self, ref: str, now: datetime) -> ForgetResult:
         """Archive one active or promoted memory now (see the module docstring)."""
         memories = self.store
 
@@ -113,11 +113,11 @@ class MemoryAdmin:
         if target == memory.path:
             self.sync.sync_paths([target])
         forgotten = memories.load(target)
-        return {"forgotten": {"id": forgotten.state.id, "from": memory.path, "to": target},
-                "memory": self.views.view(forgotten, now)}
+        return ForgetResult(forgotten=Move(forgotten.state.id, memory.path, target),
+                            memory=self.views.view(forgotten, now))
 
     def edit(self, ref: str, now: datetime, *, content: str | None = None,
-             title: str | None = None, tags: Sequence[str] | None = None) -> JSON:
+             title: str | None = None, tags: Sequence[str] | None = None) -> EditResult:
         """Change a memory's text, title and/or tags (see the module docstring)."""
         if content is None and title is None and tags is None:
             raise InvalidInput("give the new text, title or tags")
@@ -137,10 +137,10 @@ class MemoryAdmin:
 
         edited = self.store.rewrite_text(ref, change)
         self.sync.sync_paths([edited.path])
-        changed = [name for name, value in (("text", content), ("title", title),
-                                            ("tags", tags)) if value is not None]
-        return {"edited": {"id": edited.state.id, "path": edited.path, "changed": changed},
-                "memory": self.views.view(edited, now)}
+        changed = tuple(name for name, value in (("text", content), ("title", title),
+                                                 ("tags", tags)) if value is not None)
+        return EditResult(id=edited.state.id, path=edited.path, changed=changed,
+                          memory=self.views.view(edited, now))
 
     def _check(self, content: str | None, title: str | None,
                tags: Sequence[str] | None) -> None:
@@ -154,6 +154,18 @@ class MemoryAdmin:
             kind = find_secret(text) if text else None
             if kind is not None:
                 raise Refused(secret_reason(what, kind))
+
+
+def _sort_value(view: MemoryView, field: str) -> str | float | None:
+    """The value a list sorts by, as the answer shows it (rounded score, dates in ISO form)."""
+    if field == "score":
+        return round(view.score, 6)
+    if field == "title":
+        return view.title
+    if field == "use_count":
+        return view.state.use_count
+    when = view.state.last_used if field == "last_used" else view.state.created
+    return when.isoformat(timespec="seconds") if when is not None else None
 
 
 def _sort_key(value: Any) -> Any:

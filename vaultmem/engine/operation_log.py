@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from vaultmem.engine.results import OperationSummary
+
 KEEP = 50
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS operations (
@@ -35,10 +37,10 @@ class Operation:
     created: list[str]  # ids of the memories the operation created
     undone_at: str | None
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> OperationSummary:
         moves = sum(1 for e in self.events if "move" in e)
-        return {"id": self.id, "kind": self.kind, "at": self.at, "moves": moves,
-                "created": len(self.created), "undone_at": self.undone_at}
+        return OperationSummary(id=self.id, kind=self.kind, at=self.at, moves=moves,
+                                created=len(self.created), undone_at=self.undone_at)
 
 
 class OperationLog:

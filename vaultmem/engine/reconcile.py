@@ -22,6 +22,13 @@ from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
+from vaultmem.engine.results import (
+    ConflictCopy,
+    CopiesMerged,
+    CopiesPlanned,
+    PutBack,
+    ReconcileResult,
+)
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
@@ -75,18 +82,16 @@ class Reconciler:
         (`snapshot`: the status call's, the memories and the catalog read once)."""
         return duplicates_report(self.store, self.root, snapshot)
 
-    def reconcile(self, *, apply: bool = False) -> JSON:
+    def reconcile(self, *, apply: bool = False) -> ReconcileResult:
         snapshot = self.store.snapshot()
         groups = [self._with_pending(group)
                   for group in self.store.duplicates(snapshot).values()]
         plans = [p for p in (self._plan(group) for group in groups) if p]
-        merged = [] if not apply else [m for m in (self._apply(p) for p in plans) if m]
-        return {
-            "dry_run": not apply,
-            "duplicates": [_plan_json(plan) for plan in plans],
-            "merged": merged,
-            "git_conflicts": git_conflicts(self.root, snapshot),
-        }
+        merged = () if not apply else tuple(m for m in (self._apply(p) for p in plans) if m)
+        return ReconcileResult(
+            dry_run=not apply, duplicates=tuple(_planned(plan) for plan in plans),
+            merged=merged, git_conflicts=tuple(git_conflicts(self.root, snapshot)),
+        )
 
     # planning -----------------------------------------------------------------------------
 
@@ -103,7 +108,7 @@ class Reconciler:
 
     # applying -----------------------------------------------------------------------------
 
-    def _apply(self, planned: CopyPlan) -> JSON | None:
+    def _apply(self, planned: CopyPlan) -> CopiesMerged | None:
         """Merge one id's copies; None when its notes changed so that nothing is left to do
         (a later run sees them again)."""
         applied: list[tuple[CopyPlan, list[MemoryNote]]] = []
@@ -137,11 +142,11 @@ class Reconciler:
         moves = []
         for copy in copies:
             target = self.mover.to_archive(copy.path)
-            moves.append({"from": copy.path, "to": target or copy.path})
-        self.sync.sync_paths([plan_.canonical, *(m["to"] for m in moves)])
-        return {"id": plan_.memory_id, "canonical": plan_.canonical,
-                "use_count": plan_.merged.use_count, "archived": moves,
-                "linked": [c.path for c in copies if c.path in plan_.body_differs]}
+            moves.append(PutBack(copy.path, target or copy.path))
+        self.sync.sync_paths([plan_.canonical, *(m.to for m in moves)])
+        return CopiesMerged(id=plan_.memory_id, canonical=plan_.canonical,
+                            use_count=plan_.merged.use_count, archived=tuple(moves),
+                            linked=tuple(c.path for c in copies if c.path in plan_.body_differs))
 
 
 def _archived_copy(copy: MemoryNote, memory_id: str) -> MemoryState:
@@ -161,11 +166,11 @@ def _stem(path: str) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
-def _plan_json(plan: CopyPlan) -> JSON:
+def _planned(plan: CopyPlan) -> CopiesPlanned:
     paths = [plan.canonical, *plan.copies]
-    return {
-        "id": plan.memory_id, "canonical": plan.canonical,
-        "copies": [{"path": p, "kind": conflict_kind(p, paths),
-                    "text_differs": p in plan.body_differs} for p in plan.copies],
-        "use_count": plan.merged.use_count,
-    }
+    return CopiesPlanned(
+        id=plan.memory_id, canonical=plan.canonical,
+        copies=tuple(ConflictCopy(p, conflict_kind(p, paths), p in plan.body_differs)
+                     for p in plan.copies),
+        use_count=plan.merged.use_count,
+    )

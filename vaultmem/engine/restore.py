@@ -25,6 +25,7 @@ from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, writable
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover, inside
+from vaultmem.engine.results import Move, RestoreResult
 from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import find_path
 from vaultmem.engine.views import Views
@@ -55,7 +56,7 @@ class Restorer:
         self.memory_folder = memory_folder
         self.archive_folder = archive_folder
 
-    def restore(self, ref: str, now: datetime) -> JSON:
+    def restore(self, ref: str, now: datetime) -> RestoreResult:
         """Bring an archived memory back into the memory folder as an active memory."""
         memories = self.store
         archive = self.archive_folder
@@ -84,8 +85,8 @@ class Restorer:
                 raise NoteError(f"{memory.path} was moved or deleted while it was restored")
             target = moved
         restored = memories.load(target)
-        return {"restored": {"id": restored.state.id, "from": memory.path, "to": target},
-                "memory": self.views.view(restored, now)}
+        return RestoreResult(restored=Move(restored.state.id, memory.path, target),
+                             memory=self.views.view(restored, now))
 
     def settle_moves(self, moves: Iterable[tuple[str, str]], now: datetime) -> list[JSON]:
         """Understand notes the user moved across the archive folder's edge (see above)."""

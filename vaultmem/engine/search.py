@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from vaultmem.core.decay import score
 from vaultmem.core.memory import ACTIVE
 from vaultmem.core.ranking import (
     MATCH_THRESHOLD,
+    Ranked,
     blend_review,
     note_signals,
     rank_notes,
@@ -24,11 +24,12 @@ from vaultmem.engine.filters import FilterIndex, SearchFilters
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.parts import EngineParams, IndexOpener
+from vaultmem.engine.results import RelatedNote, RelatedResult, SearchHit, SearchResult
 from vaultmem.engine.search_context import query_context
-from vaultmem.engine.shapes import JSON, SearchHit, search_json
+from vaultmem.engine.shapes import obsidian_uri
 from vaultmem.engine.successors import mark_superseded, prefer_current
 from vaultmem.errors import InvalidInput, NotFound
-from vaultmem.index.base import Embedder
+from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
 
 REVIEW_RELEVANCE_FLOOR = 0.3
@@ -51,18 +52,14 @@ class Search:
         self.filters = filters
         self._params = params
 
-    def related(self, ref: str, *, k: int = 5) -> JSON:
+    def related(self, ref: str, *, k: int = 5) -> RelatedResult:
         path = self._note_path(ref)
         neighbours = self._index().related(path, k)
         records = self._catalog.records_for(p for p, _ in neighbours)
-        return {
-            "path": path,
-            "related": [
-                {"path": p, "title": records[p].title if p in records else Path(p).stem,
-                 "similarity": round(sim, 6)}
-                for p, sim in neighbours
-            ],
-        }
+        return RelatedResult(path=path, related=tuple(
+            RelatedNote(path=p, title=records[p].title if p in records else Path(p).stem,
+                        similarity=sim)
+            for p, sim in neighbours))
 
     # search -------------------------------------------------------------------------------
 
@@ -70,7 +67,7 @@ class Search:
         self, query: str, now: datetime, *, top_k: int | None = None,
         filters: SearchFilters = NO_FILTERS, include_review: bool = True,
         min_relevance: float = 0.0,
-    ) -> JSON:
+    ) -> SearchResult:
         """Hybrid search (docs/architecture.md, "Search"). Only notes whose relevance is at
         least `min_relevance` are returned (MATCH_THRESHOLD: real matches only)."""
         query = query.strip()
@@ -86,7 +83,7 @@ class Search:
         allowed = (self.filters.allowed(filters, now, self._store.iter_memories)
                    if filters.narrows else None)
         if allowed is not None and not allowed:
-            return search_json([], query=query, vault_name=self._params.vault_name)
+            return SearchResult(query=query, hits=())
         index = self._index()
         vector_hits = index.vector_search(
             self._embedder.embed_query(query), VECTOR_POOL, paths=allowed)
@@ -115,9 +112,9 @@ class Search:
         blended = blend_review(ranked, priorities, top_k, fraction=fraction)
         hits = mark_superseded([self._hit(r, records, memories) for r in blended], memories,
                                self._store, self._catalog, self._params.vault_name)
-        return search_json(hits, query=query, vault_name=self._params.vault_name)
+        return SearchResult(query=query, hits=tuple(hits))
 
-    def _listed_copies(self, records: dict[str, Any]) -> set[str]:
+    def _listed_copies(self, records: dict[str, NoteRecord]) -> set[str]:
         """Sync conflict copies whose memory's own note is also a candidate, so one memory is
         listed once (a copy is listed only when its memory's own note is not)."""
         copies: set[str] = set()
@@ -127,7 +124,7 @@ class Search:
                 copies.update(p for p in paths if p != keep)
         return copies
 
-    def _candidate_memories(self, records: dict[str, Any]) -> dict[str, MemoryNote]:
+    def _candidate_memories(self, records: dict[str, NoteRecord]) -> dict[str, MemoryNote]:
         loaded = (self._store.try_load(path) for path, rec in records.items() if rec.note_id)
         return {memory.path: memory for memory in loaded if memory is not None}
 
@@ -138,14 +135,15 @@ class Search:
         return memory.state.status in filters.statuses
 
     def _hit(
-        self, ranked: Any, records: dict[str, Any], memories: dict[str, MemoryNote]
+        self, ranked: Ranked, records: dict[str, NoteRecord], memories: dict[str, MemoryNote]
     ) -> SearchHit:
         memory = memories.get(ranked.path)
         record = records.get(ranked.path)
         title = memory.note.title if memory else (record.title if record else ranked.path)
         tags = memory.state.tags if memory else (record.tags if record else ())
         return SearchHit(
-            path=ranked.path, title=title, snippet=ranked.snippet,
+            path=ranked.path, title=title,
+            uri=obsidian_uri(self._params.vault_name, ranked.path), snippet=ranked.snippet,
             relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
             review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
             matched=ranked.relevance >= MATCH_THRESHOLD,

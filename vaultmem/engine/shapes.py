@@ -1,101 +1,23 @@
-"""The JSON shapes every interface shares: CLI `--json`, the socket, the MCP bridge, the plugin.
-
-Each function turns service values into plain JSON-ready dicts. Field names here are a public
-contract: add fields freely, never rename or remove one.
+"""The JSON shapes of the answers not typed yet (status's coverage and languages), and the
+Obsidian link every answer gives. Typed results and their JSON: `engine/results.py`,
+`api/wire.py`. Field names here are a public contract: add fields freely, never rename or
+remove one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from vaultmem.core.decisions import Decision
 from vaultmem.core.language import LanguageShare, english_only
-from vaultmem.core.memory import MemoryState
 
 JSON = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    path: str
-    title: str
-    snippet: str
-    relevance: float
-    score: float | None  # memory score; None for regular notes
-    final: float
-    review: bool
-    memory_id: str | None
-    tags: tuple[str, ...]
-    matched: bool = False  # relevance at or above the documented match threshold
-    superseded_by: JSON | None = None  # the newer memory replacing this one: id, path, title, uri
 
 
 def obsidian_uri(vault_name: str, path: str) -> str:
     target = path[:-3] if path.lower().endswith(".md") else path
     return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat(timespec="seconds") if value is not None else None
-
-
-def memory_json(
-    *, path: str, title: str, state: MemoryState, score: float, decision: Decision,
-    review_priority: float, vault_name: str,
-) -> JSON:
-    return {
-        "id": state.id,
-        "path": path,
-        "title": title,
-        "uri": obsidian_uri(vault_name, path),
-        "tags": list(state.tags),
-        "type": state.type,
-        "status": state.status,
-        "pinned": state.pinned,
-        "source": state.source,
-        "created": _iso(state.created),
-        "last_used": _iso(state.last_used),
-        "use_count": state.use_count,
-        "strength": round(state.strength, 4),
-        "review_count": state.review_count,
-        "cross_domain_count": state.cross_domain_count,
-        "promoted_at": _iso(state.promoted_at),
-        "merged_into": state.merged_into,
-        "superseded_by": state.superseded_by,
-        "supersedes": state.supersedes,
-        "possible_update_of": state.possible_update_of,
-        "score": round(score, 6),
-        "decision": decision.action,
-        "reason": decision.reason,
-        "review_priority": round(review_priority, 6),
-    }
-
-
-def search_json(hits: Sequence[SearchHit], *, query: str, vault_name: str) -> JSON:
-    return {
-        "query": query,
-        "results": [
-            {
-                "id": hit.memory_id,
-                "path": hit.path,
-                "title": hit.title,
-                "snippet": hit.snippet,
-                "uri": obsidian_uri(vault_name, hit.path),
-                "tags": list(hit.tags),
-                "relevance": round(hit.relevance, 6),
-                "matched": hit.matched,
-                "score": None if hit.score is None else round(hit.score, 6),
-                "final": round(hit.final, 6),
-                "review": hit.review,
-                "superseded_by": hit.superseded_by,
-            }
-            for hit in hits
-        ],
-    }
 
 
 def coverage_json(records: Mapping[str, Any], scan_problems: Sequence[str]) -> JSON:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from vaultmem.core.language import language_share
 from vaultmem.core.memory import ACTIVE, MemoryState
@@ -16,7 +15,7 @@ from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.shapes import JSON, coverage_json, languages_json
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import NoteError, NotFound
-from vaultmem.index.base import Embedder
+from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import read_note
@@ -78,7 +77,7 @@ class Status:
             "languages": self._languages(records),
         }
 
-    def _languages(self, records: dict[str, Any]) -> JSON:
+    def _languages(self, records: dict[str, NoteRecord]) -> JSON:
         """How much of the vault is not English, judged on up to LANGUAGE_SAMPLE indexed notes
         spread over it (read from the vault: status must not load the index). Kept until the
         number of indexed notes changes."""

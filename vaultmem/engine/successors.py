@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from vaultmem.core.ranking import Ranked
 from vaultmem.core.supersede import prefer_successors
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.shapes import JSON, SearchHit, obsidian_uri
+from vaultmem.engine.results import SearchHit, Successor
+from vaultmem.engine.shapes import obsidian_uri
 from vaultmem.index.catalog import Catalog
 
 
@@ -33,20 +33,19 @@ def prefer_current(ranked: Sequence[Ranked], memories: Mapping[str, MemoryNote])
 def mark_superseded(hits: Sequence[SearchHit], memories: Mapping[str, MemoryNote],
                     store: MemoryStore, catalog: Catalog, vault_name: str) -> list[SearchHit]:
     """Each hit of a superseded memory with its successor; regular notes are never marked."""
-    return [replace(hit, superseded_by=successor_json(memory.state.superseded_by, store,
-                                                      catalog, vault_name))
+    return [replace(hit, superseded_by=successor(memory.state.superseded_by, store, catalog,
+                                                 vault_name))
             if (memory := memories.get(hit.path)) is not None
             and memory.state.superseded_by is not None else hit
             for hit in hits]
 
 
-def successor_json(memory_id: str, store: MemoryStore, catalog: Catalog,
-                   vault_name: str) -> JSON:
-    """{id, path, title, uri} of a successor; path, title and uri are null when no note in the
-    vault carries its id any more."""
+def successor(memory_id: str, store: MemoryStore, catalog: Catalog,
+              vault_name: str) -> Successor:
+    """The successor with this id, where its note is now (None when no note carries it)."""
     paths = catalog.paths_for_note_id(memory_id)
     path = store.canonical(paths) if paths else None
-    record: Any = catalog.records_for([path]).get(path) if path else None
-    return {"id": memory_id, "path": path,
-            "title": record.title if record is not None else None,
-            "uri": obsidian_uri(vault_name, path) if path else None}
+    record = catalog.records_for([path]).get(path) if path else None
+    return Successor(id=memory_id, path=path,
+                     title=record.title if record is not None else None,
+                     uri=obsidian_uri(vault_name, path) if path else None)

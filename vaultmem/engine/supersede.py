@@ -20,7 +20,7 @@ from vaultmem.core.supersede import (
 from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
 from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import SupersedeResult, UnsupersedeResult
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, NotFound
 
@@ -41,7 +41,7 @@ class Superseder:
         self.sync = sync
         self.views = views
 
-    def supersede(self, old_ref: str, new_ref: str, now: datetime) -> JSON:
+    def supersede(self, old_ref: str, new_ref: str, now: datetime) -> SupersedeResult:
         """`new_ref` replaces `old_ref`: both notes gain their link; nothing else changes."""
         old_path, new_path = self.store.resolve(old_ref), self.store.resolve(new_ref)
         if old_path == new_path:
@@ -60,9 +60,10 @@ class Superseder:
         written = self.store.rewrite([old_path, new_path], plan, strict=True)
         self.sync.sync_paths([old_path, new_path])
         new, old = written
-        return {"superseded": self.views.view(old, now), "by": self.views.view(new, now)}
+        return SupersedeResult(superseded=self.views.view(old, now),
+                               by=self.views.view(new, now))
 
-    def unsupersede(self, ref: str, now: datetime) -> JSON:
+    def unsupersede(self, ref: str, now: datetime) -> UnsupersedeResult:
         """Undo a supersede. Given the stale memory, it is current again; given a successor
         (that is not itself superseded), the memory it replaced is current again."""
         memory = self.store.load(ref)
@@ -93,20 +94,21 @@ class Superseder:
 
         written = self.store.rewrite(paths, plan, strict=True)
         self.sync.sync_paths(paths)
-        return {"unsuperseded": self.views.view(written[0], now),
-                "successor": self.views.view(written[1], now) if len(written) > 1 else None}
+        return UnsupersedeResult(
+            unsuperseded=self.views.view(written[0], now),
+            successor=self.views.view(written[1], now) if len(written) > 1 else None)
 
-    def _dismiss(self, path: str, now: datetime) -> JSON:
+    def _dismiss(self, path: str, now: datetime) -> UnsupersedeResult:
         """The proposed update of the memory at `path` is not one: dropped."""
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             return [Rewrite(m, dismissed(m.state)) for m in current if m.path == path]
 
         [written] = self.store.rewrite([path], plan, strict=True)
         self.sync.sync_paths([path])
-        return {"unsuperseded": None, "successor": None,
-                "dismissed": self.views.view(written, now)}
+        return UnsupersedeResult(unsuperseded=None, successor=None,
+                                 dismissed=self.views.view(written, now))
 
-    def _drop_predecessor(self, path: str, now: datetime) -> JSON:
+    def _drop_predecessor(self, path: str, now: datetime) -> UnsupersedeResult:
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             memory = _pick(current, path)
             stale_id = memory.state.supersedes or ""
@@ -114,7 +116,7 @@ class Superseder:
 
         [written] = self.store.rewrite([path], plan, strict=True)
         self.sync.sync_paths([path])
-        return {"unsuperseded": None, "successor": self.views.view(written, now)}
+        return UnsupersedeResult(unsuperseded=None, successor=self.views.view(written, now))
 
 
 def _pick(current: list[MemoryNote], path: str) -> MemoryNote:

@@ -16,14 +16,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import PurePosixPath
+from typing import TypeVar
 
 from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.operation_log import Operation, OperationLog
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import (
+    PutBack,
+    RecentOperations,
+    Skipped,
+    Undoable,
+    UndoResult,
+)
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound, VaultmemError
+
+Done = TypeVar("Done", bound=Undoable)
 
 
 @dataclass
@@ -58,21 +67,21 @@ class Undoer:
         self.sync = sync
         self.log = log
 
-    def record(self, kind: str, now: datetime, run: Callable[[], JSON],
-               created: Callable[[JSON], list[str]] = lambda result: []) -> JSON:
+    def record(self, kind: str, now: datetime, run: Callable[[], Done],
+               created: Callable[[Done], list[str]] = lambda result: []) -> Done:
         """Run `run` recording its writes and moves; when it changed anything, log them and
-        add the operation's id to its answer (`operation`)."""
+        answer with the operation's id (`operation`)."""
         with self.store.recording() as events:
             result = run()
         if events:
-            result["operation"] = self.log.add(kind, now, events, created(result))
+            return result.with_operation(self.log.add(kind, now, events, created(result)))
         return result
 
-    def undo(self, op_id: str | None, now: datetime) -> JSON:
+    def undo(self, op_id: str | None, now: datetime) -> UndoResult:
         operation = self._operation(op_id)
         made = self._created_paths(operation)
-        restored: list[JSON] = []
-        skipped: list[JSON] = []
+        restored: list[PutBack] = []
+        skipped: list[Skipped] = []
         for path, track in tracks(operation.events).items():
             if path in made:
                 continue
@@ -80,20 +89,21 @@ class Undoer:
                 restored.append(self._put_back(path, track, operation))
             except (VaultmemError, OSError) as exc:
                 message = exc.message if isinstance(exc, VaultmemError) else str(exc)
-                skipped.append({"path": path, "reason": message})
+                skipped.append(Skipped(path, message))
         archived = []
         for memory_id in operation.created:
             try:
-                archived.append(self.admin.forget(memory_id, now)["forgotten"])
+                archived.append(self.admin.forget(memory_id, now).forgotten)
             except (VaultmemError, OSError) as exc:
                 message = exc.message if isinstance(exc, VaultmemError) else str(exc)
-                skipped.append({"path": memory_id, "reason": message})
+                skipped.append(Skipped(memory_id, message))
         self.log.mark_undone(operation.id, now)
-        return {"operation": operation.id, "kind": operation.kind, "restored": restored,
-                "archived": archived, "skipped": skipped}
+        return UndoResult(operation=operation.id, kind=operation.kind,
+                          restored=tuple(restored), archived=tuple(archived),
+                          skipped=tuple(skipped))
 
-    def recent(self, limit: int = 10) -> JSON:
-        return {"operations": [op.summary() for op in self.log.recent(limit)]}
+    def recent(self, limit: int = 10) -> RecentOperations:
+        return RecentOperations(tuple(op.summary() for op in self.log.recent(limit)))
 
     def _operation(self, op_id: str | None) -> Operation:
         operation = self.log.last_open() if op_id is None else self.log.get(op_id.strip())
@@ -113,7 +123,7 @@ class Undoer:
                 continue
         return paths
 
-    def _put_back(self, path: str, track: _Track, operation: Operation) -> JSON:
+    def _put_back(self, path: str, track: _Track, operation: Operation) -> PutBack:
         memories = self.store
         if track.before is not None:
             before, after = track.before, track.after
@@ -135,4 +145,4 @@ class Undoer:
         if PurePosixPath(back).name != origin.name:
             back = memories.rename_to(back, origin.name) or back
         self.sync.sync_paths([path, back])
-        return {"from": path, "to": back}
+        return PutBack(path, back)

@@ -26,7 +26,7 @@ from vaultmem.engine.memory_notes import (
 )
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.parts import IndexOpener
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput
@@ -64,7 +64,7 @@ class Updates:
     def save(self, content: str, now: datetime, *, supersedes: str | None = None,
              title: str | None = None, tags: Sequence[str] = (), type: str | None = None,
              strength: float = 1.0, pinned: bool = False, source: str | None = None,
-             force: bool = False) -> JSON:
+             force: bool = False) -> SaveResult:
         """A save that names the memory it replaces is never held back as a rewording of it
         (Lifecycle does not hold back one that changes a value either: that is an update)."""
         old = self._replaceable(supersedes, content) if supersedes is not None else None
@@ -72,22 +72,17 @@ class Updates:
         answer = self.lifecycle.save(content, now, title=title, tags=tags, type=type,
                                      strength=strength, pinned=pinned, source=source,
                                      force=force)
-        answer["superseded"] = None
-        answer["possible_update_of"] = None
-        saved_id = answer["memory"]["id"]
-        if old is not None and saved_id != old.state.id:
-            self._link(answer, old.path, now)
-        elif old is None and answer["created"]:
-            found = self.detect(content, tags, answer["memory"]["path"])
+        if old is not None and answer.memory.id != old.state.id:
+            return self._link(answer, old.path, now)
+        if old is None and answer.created:
+            found = self.detect(content, tags, answer.memory.path)
             if found is not None:
-                update = {**_brief(self.views.view(found[0], now)), "reason": found[1],
-                          "cosine": round(found[2], 4), "applied": False}
-                answer["possible_update_of"] = update
-                if self.params.auto_supersede:
-                    self._link(answer, found[0].path, now)
-                    update["applied"] = True
-                else:
-                    self._propose(answer, found[0].state.id, now)
+                applied = self.params.auto_supersede
+                update = PossibleUpdate(NoteRef.of(self.views.view(found[0], now)), found[1],
+                                        found[2], applied=applied)
+                answer = (self._link(answer, found[0].path, now) if applied
+                          else self._propose(answer, found[0].state.id, now))
+                return replace(answer, possible_update_of=update)
         return answer
 
     def detect(self, content: str, tags: Sequence[str], saved_path: str
@@ -122,7 +117,7 @@ class Updates:
         path, reason, cosine = found
         return scoped[path], reason, cosine
 
-    def proposals(self, now: datetime, *, limit: int = 20) -> list[JSON]:
+    def proposals(self, now: datetime, *, limit: int = 20) -> tuple[UpdateProposal, ...]:
         """Detected updates not confirmed or dismissed yet (`stm_possible_update_of`, recorded
         at save), newest first, for review. Read from the notes alone: no model, no index."""
         live = {m.state.id: m for m in self.store.iter_memories()
@@ -133,17 +128,17 @@ class Updates:
             if older is None:
                 continue  # linked, archived or gone since: nothing to propose
             reason = value_change(content_of(older), content_of(newer))
-            found.append((newer.state.created, {
-                **_brief(self.views.view(older, now)),
-                "reason": reason or "proposed when it was saved",
-                "by": _brief(self.views.view(newer, now))}))
-        found.sort(key=lambda item: (item[0], item[1]["by"]["id"]), reverse=True)
-        return [item for _, item in found[:limit]]
+            found.append((newer.state.created, UpdateProposal(
+                old=NoteRef.of(self.views.view(older, now)),
+                reason=reason or "proposed when it was saved",
+                by=NoteRef.of(self.views.view(newer, now)))))
+        found.sort(key=lambda item: (item[0], item[1].by.id), reverse=True)
+        return tuple(item for _, item in found[:limit])
 
-    def _propose(self, answer: JSON, old_id: str, now: datetime) -> None:
+    def _propose(self, answer: SaveResult, old_id: str, now: datetime) -> SaveResult:
         """Record the detected update in the new memory's note (`stm_possible_update_of`), so
         review lists it until it is confirmed (supersede) or dismissed (unsupersede)."""
-        path = answer["memory"]["path"]
+        path = answer.memory.path
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             mine = [m for m in current if m.path == path and writable(m)]
@@ -151,13 +146,11 @@ class Updates:
 
         written = self.store.rewrite([path], plan)
         self.sync.sync_paths([path])
-        if written:
-            answer["memory"] = self.views.view(written[0], now)
+        return replace(answer, memory=self.views.view(written[0], now)) if written else answer
 
-    def _link(self, answer: JSON, old_path: str, now: datetime) -> None:
-        linked = self.superseder.supersede(old_path, answer["memory"]["id"], now)
-        answer["superseded"] = _brief(linked["superseded"])
-        answer["memory"] = linked["by"]
+    def _link(self, answer: SaveResult, old_path: str, now: datetime) -> SaveResult:
+        linked = self.superseder.supersede(old_path, answer.memory.id, now)
+        return replace(answer, superseded=NoteRef.of(linked.superseded), memory=linked.by)
 
     def _replaceable(self, ref: str, content: str) -> MemoryNote:
         """The memory a save names in `supersedes`, checked before anything is written."""
@@ -169,7 +162,3 @@ class Updates:
             raise InvalidInput(f"the new text is the text of {old.path}: nothing to update")
         return old
 
-
-def _brief(view: JSON) -> JSON:
-    return {"id": view["id"], "path": view["path"], "title": view["title"],
-            "uri": view["uri"]}

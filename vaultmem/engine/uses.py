@@ -14,7 +14,7 @@ from vaultmem.core.memory import MemoryState, future_problem
 from vaultmem.core.reinforce import ReinforceParams, adjust_strength, observe, touch
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.shapes import JSON
+from vaultmem.engine.results import MemoryView, Observation, ObserveResult
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput
 
@@ -25,14 +25,14 @@ class Uses:
         self._views = views
         self._params = params
 
-    def touch(self, ref: str, now: datetime, *, boost: bool = False) -> JSON:
+    def touch(self, ref: str, now: datetime, *, boost: bool = False) -> MemoryView:
         def use(memory: MemoryNote) -> MemoryState:
             _check_use(memory, now)
             return touch(memory.state, now, self._params, boost=boost)
 
         return self._views.view(self._store.update(ref, use), now)
 
-    def feedback(self, ref: str, helpful: bool, now: datetime) -> JSON:
+    def feedback(self, ref: str, helpful: bool, now: datetime) -> MemoryView:
         """Helpful: a use with a strength boost. Unhelpful: strength lowered by the feedback
         penalty (floor 0), not counted as a use."""
         if helpful:
@@ -45,12 +45,13 @@ class Uses:
 
         return self._views.view(self._store.update(ref, lower), now)
 
-    def set_pinned(self, ref: str, pinned: bool, now: datetime) -> JSON:
+    def set_pinned(self, ref: str, pinned: bool, now: datetime) -> MemoryView:
         """Pin (never forgotten, archived or merged away) or unpin a memory; not a use."""
         updated = self._store.update(ref, lambda memory: replace(memory.state, pinned=pinned))
         return self._views.view(updated, now)
 
-    def observe(self, refs: Sequence[str], context_tags: Sequence[str], now: datetime) -> JSON:
+    def observe(self, refs: Sequence[str], context_tags: Sequence[str],
+                now: datetime) -> ObserveResult:
         if not refs:
             raise InvalidInput("give at least one memory id to observe")
         cross: dict[str, bool] = {}
@@ -60,12 +61,9 @@ class Uses:
             new, cross[memory.path] = observe(memory.state, now, context_tags, self._params)
             return new
 
-        results = []
-        for memory in self._store.update_each(refs, use):  # all or nothing
-            view = self._views.view(memory, now)
-            view["cross_domain"] = cross[memory.path]
-            results.append(view)
-        return {"observed": results}
+        return ObserveResult(observed=tuple(
+            Observation(self._views.view(memory, now), cross[memory.path])
+            for memory in self._store.update_each(refs, use)))  # all or nothing
 
 
 def _check_use(memory: MemoryNote, now: datetime) -> None:

@@ -15,7 +15,8 @@ from vaultmem.core.reinforce import review_priority
 from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.parts import EngineParams
-from vaultmem.engine.shapes import JSON, memory_json
+from vaultmem.engine.results import MemoryView, ReviewResult
+from vaultmem.engine.shapes import obsidian_uri
 
 
 class Views:
@@ -23,26 +24,27 @@ class Views:
         self._store = store
         self._params = params
 
-    def view(self, memory: MemoryNote, now: datetime) -> JSON:
+    def view(self, memory: MemoryNote, now: datetime) -> MemoryView:
         params = self._params
         value = score(memory.state, now, params.decay)
-        return memory_json(
-            path=memory.path, title=memory.note.title, state=memory.state, score=value,
-            decision=decide(memory.state, now, params.decay, params.policy),
+        return MemoryView(
+            path=memory.path, title=memory.note.title,
+            uri=obsidian_uri(params.vault_name, memory.path), state=memory.state,
+            score=value, decision=decide(memory.state, now, params.decay, params.policy),
             review_priority=review_priority(value, params.reinforce),
-            vault_name=params.vault_name,
         )
 
-    def get(self, ref: str, now: datetime) -> JSON:
+    def get(self, ref: str, now: datetime) -> MemoryView:
         return self.view(self._store.load(ref), now)
 
-    def review(self, now: datetime, *, limit: int = 20) -> JSON:
+    def review(self, now: datetime, *, limit: int = 20) -> ReviewResult:
         items = []
         for memory in self._store.iter_memories():
             if memory.state.status != ACTIVE or memory.state.superseded_by is not None:
                 continue
             view = self.view(memory, now)
-            if view["review_priority"] > 0:
+            if round(view.review_priority, 6) > 0:
                 items.append(view)
-        items.sort(key=lambda v: (-v["review_priority"], v["path"]))
-        return {"items": items[:limit], "total": len(items)}
+        # ordered by the priority as answered (rounded), so equal-looking ones go by path
+        items.sort(key=lambda v: (-round(v.review_priority, 6), v.path))
+        return ReviewResult(items=tuple(items[:limit]), total=len(items))

@@ -205,6 +205,41 @@ def lever_const(name, value):
     return run
 
 
+_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
+
+
+def property_values(vault):
+    """Each note's textual frontmatter values (not dates, numbers or vaultmem's stm_ keys)."""
+    out = {}
+    for file in vault.rglob("*.md"):
+        found = _FRONT.match(file.read_text(encoding="utf-8"))
+        if not found:
+            continue
+        values = []
+        for line in found.group(1).splitlines():
+            key, _, value = line.partition(":")
+            value = value.strip()
+            if key.startswith("stm_") or key in ("title", "aliases", "tags") or not value:
+                continue
+            if any(w.isalpha() and len(w) > 1 for w in re.findall(r"\w+", value)):
+                values.append(value)
+        out[file.relative_to(vault).as_posix()] = values
+    return out
+
+
+def lever_props(props, mode):
+    """Textual property values as names ("names") or only in the words' coverage ("words")."""
+    def run(bits, q):
+        vh, th = bits.retrieve(q.text, q.folder)
+        sig = R.note_signals(vh, th)
+        ctx = query_context(bits.catalog, q.text, sig)
+        if mode == "names":
+            names = {p: (*ctx.names.get(p, ()), *props.get(p, ())) for p in sig}
+            ctx = replace(ctx, names=names)
+        return order(rel_of(R.rank_notes(sig, ctx, limit=50)))
+    return run
+
+
 def links_graph(notes):
     stems = {}
     for p in notes:
@@ -298,7 +333,11 @@ def main():
                 "normalise 0.5": lever_normalise(0.5),
                 "NAME_BOOST 0.5": lever_const("NAME_BOOST", 0.5),
                 "NAME_BOOST 0.15": lever_const("NAME_BOOST", 0.15),
+                "NAME_BOOST 0": lever_const("NAME_BOOST", 0.0),
+                "THREAD_SHARE 0": lever_const("THREAD_SHARE", 0.0),
             }
+            props = property_values(data.vault)
+            levers["props names"] = lever_props(props, "names")
             if graph:
                 levers["ppr 0.1"] = lever_ppr(graph, 0.1)
                 levers["ppr 0.3"] = lever_ppr(graph, 0.3)

@@ -2,7 +2,8 @@
 
 For each query it runs the search path's retrieval (`vector_search` 400, `text_search` 150, the
 folder filter) and `rank_notes` as `Engine.search` does, then the same with one lever applied
-(a second retrieval round, sub-queries, query wording, link-graph PageRank, a ranking constant),
+(a second retrieval round, sub-queries, query wording, link-graph PageRank, a ranking constant,
+short property values as names),
 and prints R@10 (LoCoMo) or nDCG@5 (the vault set) for dev and held-out apart. The unchanged
 ranking ("base") reproduces scripts/eval's figures. Embeddings come from scripts/eval's cache.
 
@@ -32,7 +33,9 @@ from vaultmem.config import Settings
 from vaultmem.core.relevance import STOP_WORDS, content_words
 from vaultmem.engine.engine import SearchFilters
 from vaultmem.engine.search_context import query_context
+from vaultmem.errors import NoteError
 from vaultmem.index.embedders import make_embedder
+from vaultmem.vault.notes import parse_note
 
 NOW = __import__("eval").NOW
 
@@ -205,37 +208,28 @@ def lever_const(name, value):
     return run
 
 
-_FRONT = re.compile(r"\A---\n(.*?)\n---\n", re.S)
-
-
 def property_values(vault):
-    """Each note's textual frontmatter values (not dates, numbers or vaultmem's stm_ keys)."""
+    """Each note's short textual property values, as the indexer reads them."""
     out = {}
     for file in vault.rglob("*.md"):
-        found = _FRONT.match(file.read_text(encoding="utf-8"))
-        if not found:
+        rel = file.relative_to(vault).as_posix()
+        try:
+            out[rel] = parse_note(rel, file.read_bytes()).properties
+        except NoteError:
             continue
-        values = []
-        for line in found.group(1).splitlines():
-            key, _, value = line.partition(":")
-            value = value.strip()
-            if key.startswith("stm_") or key in ("title", "aliases", "tags") or not value:
-                continue
-            if any(w.isalpha() and len(w) > 1 for w in re.findall(r"\w+", value)):
-                values.append(value)
-        out[file.relative_to(vault).as_posix()] = values
     return out
 
 
-def lever_props(props, mode):
-    """Textual property values as names ("names") or only in the words' coverage ("words")."""
+def lever_props(props):
+    """Short property values added to each candidate's names. The index has held them among a
+    note's other names since they were kept (docs/benchmarks.md, ranking change 4), so on the
+    current code this lever changes nothing; it measured that change beside the code before."""
     def run(bits, q):
         vh, th = bits.retrieve(q.text, q.folder)
         sig = R.note_signals(vh, th)
         ctx = query_context(bits.catalog, q.text, sig)
-        if mode == "names":
-            names = {p: (*ctx.names.get(p, ()), *props.get(p, ())) for p in sig}
-            ctx = replace(ctx, names=names)
+        names = {p: (*ctx.names.get(p, ()), *props.get(p, ())) for p in sig}
+        ctx = replace(ctx, names=names)
         return order(rel_of(R.rank_notes(sig, ctx, limit=50)))
     return run
 
@@ -337,7 +331,7 @@ def main():
                 "THREAD_SHARE 0": lever_const("THREAD_SHARE", 0.0),
             }
             props = property_values(data.vault)
-            levers["props names"] = lever_props(props, "names")
+            levers["props names"] = lever_props(props)
             if graph:
                 levers["ppr 0.1"] = lever_ppr(graph, 0.1)
                 levers["ppr 0.3"] = lever_ppr(graph, 0.3)

@@ -14,8 +14,9 @@ import numpy.typing as npt
 # searchable in CJK text (the chunks' `cjk` column of bigrams); 5: a note's title is its file
 # name or `title` property, its first heading one of its other names; 6: vaultmem's own sections
 # (banners, Related) are not indexed; 7: a note's short textual property values are among its
-# other names
-SCHEMA_VERSION: int = 7
+# other names; 8: the embedded title context keeps only the title's word tokens (no dates,
+# numbers or ids)
+SCHEMA_VERSION: int = 8
 
 Vector = npt.NDArray[np.float32]
 

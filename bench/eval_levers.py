@@ -2,7 +2,8 @@
 
 For each query it runs the search path's retrieval (`vector_search` 400, `text_search` 150, the
 folder filter) and `rank_notes` as `Search.search` does, then the same with one lever applied
-(a second retrieval round, sub-queries, query wording, link-graph PageRank, a ranking constant),
+(a second retrieval round, sub-queries, query wording, link-graph PageRank, a ranking constant,
+short property values as names),
 and prints R@10 (LoCoMo) or nDCG@5 (the vault set) for dev and held-out apart. The unchanged
 ranking ("base") reproduces scripts/eval's figures. Embeddings come from scripts/eval's cache.
 
@@ -30,7 +31,9 @@ from vaultmem.config import Settings
 from vaultmem.core.relevance import STOP_WORDS, content_words
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.search_context import query_context
+from vaultmem.errors import NoteError
 from vaultmem.index.embedders import make_embedder
+from vaultmem.vault.notes import parse_note
 
 
 class Bits:
@@ -201,6 +204,32 @@ def lever_const(name, value):
     return run
 
 
+def property_values(vault):
+    """Each note's short textual property values, as the indexer reads them."""
+    out = {}
+    for file in vault.rglob("*.md"):
+        rel = file.relative_to(vault).as_posix()
+        try:
+            out[rel] = parse_note(rel, file.read_bytes()).properties
+        except NoteError:
+            continue
+    return out
+
+
+def lever_props(props):
+    """Short property values added to each candidate's names. The index has held them among a
+    note's other names since they were kept (docs/benchmarks.md, ranking change 4), so on the
+    current code this lever changes nothing; it measured that change beside the code before."""
+    def run(bits, q):
+        vh, th = bits.retrieve(q.text, q.folder)
+        sig = R.note_signals(vh, th)
+        ctx = query_context(bits.catalog, q.text, sig)
+        names = {p: (*ctx.names.get(p, ()), *props.get(p, ())) for p in sig}
+        ctx = replace(ctx, names=names)
+        return order(rel_of(R.rank_notes(sig, ctx, limit=50)))
+    return run
+
+
 def links_graph(notes):
     stems = {}
     for p in notes:
@@ -294,7 +323,11 @@ def main():
                 "normalise 0.5": lever_normalise(0.5),
                 "NAME_BOOST 0.5": lever_const("NAME_BOOST", 0.5),
                 "NAME_BOOST 0.15": lever_const("NAME_BOOST", 0.15),
+                "NAME_BOOST 0": lever_const("NAME_BOOST", 0.0),
+                "THREAD_SHARE 0": lever_const("THREAD_SHARE", 0.0),
             }
+            props = property_values(data.vault)
+            levers["props names"] = lever_props(props)
             if graph:
                 levers["ppr 0.1"] = lever_ppr(graph, 0.1)
                 levers["ppr 0.3"] = lever_ppr(graph, 0.3)

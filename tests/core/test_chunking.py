@@ -10,6 +10,7 @@ from vaultmem.core.chunking import (
     Chunk,
     chunk_markdown,
     embedding_text,
+    title_words,
     without_vaultmem_sections,
 )
 
@@ -97,6 +98,58 @@ def test_embedding_text() -> None:
     assert embedding_text("Install", chunk) == "Install — Setup > Linux\n\napt install"
     assert embedding_text("Install", Chunk(0, "", "x")) == "Install\n\nx"
     assert embedding_text("", Chunk(0, "", "x")) == "x"
+
+
+def test_embedding_text_keeps_only_the_titles_words() -> None:
+    chunk = Chunk(0, "", "I went to a support group.")
+    assert (embedding_text("2023-05-08 s01 t003 Melanie", chunk)
+            == "Melanie\n\nI went to a support group.")
+    # a title of dates and ids leaves the heading, or the chunk text alone
+    assert embedding_text("2024-01-05", Chunk(0, "Log", "x")) == "Log\n\nx"
+    assert embedding_text("D1_3", Chunk(0, "", "x")) == "x"
+
+
+@pytest.mark.parametrize(("title", "words"), [
+    ("2023-05-08 s01 t003 Melanie", "Melanie"),
+    ("2024-01-05", ""),
+    ("D1_3", ""),
+    ("Session 3 – turn 12", "Session 3 – turn 12"),
+    ("Session 3 – 8 May 2023", "Session 3 – 8 May 2023"),
+    ("2026-11-02 prefers-dark-mode", "prefers-dark-mode"),
+    ("Standup 10:30 v2", "Standup"),
+    ("COVID-19 notes", "COVID-19 notes"),
+    ("Café 東京 2024", "Café 東京 2024"),
+    ("  Install   guide ", "Install guide"),
+])
+def test_title_words(title: str, words: str) -> None:
+    assert title_words(title) == words
+
+
+TITLE_TOKENS = st.one_of(
+    st.text(alphabet="abcXYZéж東", min_size=1, max_size=8),
+    st.text(alphabet="0123456789-_:.", min_size=1, max_size=10),
+    st.text(alphabet="sStD0123456789_", min_size=1, max_size=6),
+    st.text(st.characters(blacklist_categories=("Cs", "Zs", "Zl", "Zp", "Cc")),
+            min_size=1, max_size=8),
+)
+
+
+@given(st.lists(TITLE_TOKENS, max_size=8))
+def test_title_words_properties(tokens: list[str]) -> None:
+    title = " ".join(tokens)
+    words = title_words(title)
+    kept = words.split()
+    assert title_words(words) == words  # idempotent
+    # an in-order subsequence of the title's tokens
+    remaining = iter(title.split())
+    assert all(token in remaining for token in kept)
+    for token in title.split():
+        digits = sum(char.isdigit() for char in token)
+        letters = sum(char.isalpha() for char in token)
+        if not digits or token.isdigit() or letters > 2:
+            assert token in kept  # words, bare numbers and anything without a digit stay
+        else:
+            assert token not in kept  # dates, times, ids: digits with ≤ 2 letters
 
 
 def test_invalid_sizes() -> None:

@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.index._support import note
-from vaultmem.core.ranking import ChunkHit, NoteSignals
+from vaultmem.core.ranking import ChunkHit, NoteSignals, rank_notes
+from vaultmem.engine.note_records import note_record
 from vaultmem.engine.search_context import query_context
 from vaultmem.index.catalog import Catalog
+from vaultmem.vault.notes import parse_note
 
 
 def signal(path: str) -> NoteSignals:
@@ -31,5 +33,36 @@ def test_neighbours_follow_natural_order_and_skip_long_and_unnumbered_notes(
         assert context.neighbours["c/Session 1 – turn 2.md"] == [
             ("c/Session 1 – turn 9.md", 1), ("c/Session 1 – turn 10.md", 2)]
         assert all(not context.neighbours.get(p) for p in long + plain)
+    finally:
+        catalog.close()
+
+
+def test_a_note_filed_under_a_property_value_the_query_names_ranks_above_a_mention(
+        tmp_path: Path) -> None:
+    """`speaker: Melanie` is what the turn is filed under; Caroline's turn only names her."""
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    try:
+        turns = {
+            "c/Turn 1.md": b"---\nspeaker: Caroline\nsession: 1\n---\n"
+                           b"Caroline: Melanie, how are the kids?\n",
+            "c/Turn 2.md": b"---\nspeaker: Melanie\nsession: 1\n---\n"
+                           b"Melanie: The kids and I went swimming.\n",
+        }
+        records = [note_record(parse_note(path, raw), 1) for path, raw in turns.items()]
+        assert records[1].aliases == ("Melanie",)
+        catalog.apply(records)
+        query = "What does Melanie do with her kids?"
+        signals = {
+            "c/Turn 1.md": NoteSignals("c/Turn 1.md", 0.40, 2.0,
+                                       ChunkHit("c/Turn 1.md#0", "c/Turn 1.md", "x", 0.4),
+                                       "Caroline: Melanie, how are the kids?"),
+            "c/Turn 2.md": NoteSignals("c/Turn 2.md", 0.40, 2.0,
+                                       ChunkHit("c/Turn 2.md#0", "c/Turn 2.md", "y", 0.4),
+                                       "Melanie: The kids and I went swimming."),
+        }
+        context = query_context(catalog, query, signals)
+        assert "Melanie" in context.names["c/Turn 2.md"]
+        ranked = rank_notes(signals, context)  # equal signals otherwise: ties go by path
+        assert [m.path for m in ranked] == ["c/Turn 2.md", "c/Turn 1.md"]
     finally:
         catalog.close()

@@ -10,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vaultmem.errors import NoteError, NotFound, PathOutsideVault
-from vaultmem.vault.notes import Heading, Link, parse_note, read_note, title_of
+from vaultmem.vault.notes import (
+    Heading,
+    Link,
+    parse_note,
+    property_values,
+    read_note,
+    title_of,
+)
 
 CORPORA = Path("/work/shared/corpora")
 
@@ -62,6 +69,50 @@ class TestAliases:
     def test_forms(self, yaml_text: str, expected: tuple[str, ...]) -> None:
         note = parse_note("n.md", f"---\n{yaml_text}\n---\n".encode())
         assert note.aliases == expected
+
+
+class TestProperties:
+    """Short textual property values: what a note is filed under, a name a query may use."""
+
+    @pytest.mark.parametrize(
+        ("yaml_text", "expected"),
+        [
+            ("speaker: Melanie\nsession: 3\ndate: 2023-05-08T13:56", ("Melanie",)),
+            ("people: [Ann Lee, Bob, Ann Lee]\ndone: true", ("Ann Lee", "Bob")),
+            ("author:\n  - Ann   Lee\n  - 12", ("Ann Lee",)),
+            ("status: active\nstm_status: active\nstm_type: preference", ("active",)),
+            ("title: T\naliases: [A]\ntags: [x]\ncssclasses: [wide]", ()),
+            ("source: https://example.com/a\nup: '[[Home]]'\ncreated: '{{date}}'", ()),
+            ("summary: one two three four five six\nmood: tired but fine",
+             ("tired but fine",)),
+            ("code: X1\nnested: {a: b}\nempty:", ()),
+        ],
+    )
+    def test_forms(self, yaml_text: str, expected: tuple[str, ...]) -> None:
+        note = parse_note("n.md", f"---\n{yaml_text}\n---\nbody\n".encode())
+        assert note.properties == expected
+
+    def test_a_note_without_frontmatter_has_none(self) -> None:
+        assert parse_note("n.md", b"speaker: Melanie\n").properties == ()
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.dictionaries(
+        st.text(min_size=1, max_size=8),
+        st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=80),
+                  st.lists(st.text(max_size=30), max_size=4)),
+        max_size=6))
+    def test_only_short_text_of_other_keys(self, fields: dict[str, object]) -> None:
+        found = property_values(fields)
+        assert len(found) == len(set(found))
+        given_texts = {
+            " ".join(str(v).split()) for key, value in fields.items()
+            if not key.startswith("stm_")
+            for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)
+        }
+        for value in found:
+            assert value in given_texts
+            assert len(value) <= 60 and len(value.split()) <= 5
+            assert any(ch.isalpha() for ch in value)
 
 
 class TestTags:

@@ -16,6 +16,8 @@ _MANAGED = re.compile(r"^[ \t]*<!-- vaultmem:([a-z][a-z-]{0,40}) -->[ \t]*\r?$.*
                       r"^[ \t]*<!-- /vaultmem:\1 -->[ \t]*(?:\r?\n|$)", re.M | re.S)
 HEADING_SEPARATOR = " > "
 MERGED_HEADING_SEPARATOR = "; "
+# a title code has digits and at most this many letters (`s01`, `t003`, `D1_3`)
+_CODE_LETTERS = 2
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,30 @@ def without_vaultmem_sections(body: str) -> str:
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:
-    """The text to embed: "title — heading", a blank line, then the chunk text."""
-    context = " — ".join(part for part in (title.strip(), chunk.heading) if part)
+    """The text to embed: "title words — heading", a blank line, then the chunk text."""
+    context = " — ".join(part for part in (title_words(title), chunk.heading) if part)
     return f"{context}\n\n{chunk.text}" if context else chunk.text
+
+
+def title_words(title: str) -> str:
+    """The title for the embedded context, without its codes.
+
+    File names often hold dates, times, counters and ids (`2023-05-08 s01 t003 Melanie`,
+    `2024-01-05`, `D1_3`) that a sentence model cannot read as meaning; left in, they pull a
+    short note's vector toward every note named alike. A code is a token with a digit that is
+    neither a bare number nor a word: digits joined by separators (`2023-05-08`, `10:30`) or
+    with at most two letters (`s01`, `t003`, `D1_3`, `v2`). Codes are dropped; every other
+    token is kept, in order: words (`COVID-19`, `prefers-dark-mode`), and bare numbers, which
+    the model reads in their phrase (`Session 3`, `turn 12`, `Chapter 7`). Only the embedded
+    text uses this: the full-text title, the name match and what is shown keep the whole title.
+    """
+    return " ".join(token for token in title.split() if not _is_code(token))
+
+
+def _is_code(token: str) -> bool:
+    if token.isdigit() or not any(char.isdigit() for char in token):
+        return False
+    return sum(1 for char in token if char.isalpha()) <= _CODE_LETTERS
 
 
 def _sections(body: str) -> Iterator[_Section]:

@@ -41,9 +41,12 @@ def note_record(note: Note, chunk_count: int) -> NoteRecord:
 
 
 def _other_names(note: Note) -> tuple[str, ...]:
-    """The names a query may use besides the title: the aliases, and the first heading (no
-    longer the title, it is still how a note introduces itself, and search matches it)."""
-    names = [*note.aliases, note.first_heading]
+    """The names a query may use besides the title: the aliases, the first heading (no
+    longer the title, it is still how a note introduces itself, and search matches it), and
+    the short textual values of its properties (who speaks in a chat turn, a book's author, a
+    project): a question about Melanie is about the notes filed under `speaker: Melanie`
+    more than about those that only mention her."""
+    names = [*note.aliases, note.first_heading, *note.properties]
     return tuple(dict.fromkeys(n for n in names if n.strip() and n != note.title))
 
 

@@ -13,8 +13,10 @@ import numpy.typing as npt
 # 2: aliases join the title in the full-text index; 3: no notes table; 4: full-text words are
 # searchable in CJK text (the chunks' `cjk` column of bigrams); 5: a note's title is its file
 # name or `title` property, its first heading one of its other names; 6: vaultmem's own sections
-# (banners, Related) are not indexed
-SCHEMA_VERSION: int = 6
+# (banners, Related) are not indexed; 7: a note's short textual property values are among its
+# other names; 8: the embedded title context keeps only the title's word tokens (no dates,
+# numbers or ids)
+SCHEMA_VERSION: int = 8
 
 Vector = npt.NDArray[np.float32]
 
@@ -60,7 +62,8 @@ class NoteRecord:
     body_hash: str
     title: str
     tags: tuple[str, ...]
-    aliases: tuple[str, ...]  # other names: the aliases and the first heading (never shown)
+    # other names: the aliases, the first heading, short property values (never shown)
+    aliases: tuple[str, ...]
     links: tuple[str, ...]
     note_id: str
     status: str

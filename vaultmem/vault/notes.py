@@ -66,6 +66,13 @@ class Note:
     warnings: tuple[str, ...]
 
     @property
+    def properties(self) -> tuple[str, ...]:
+        """The short textual values of the note's own properties (`speaker: Melanie`,
+        `author: Ann Lee`, `project: Crumb`): what the note is filed under, which a query may
+        name as it names a title (see `property_values`)."""
+        return property_values(self.fields)
+
+    @property
     def first_heading(self) -> str:
         """The text of the first level-1 heading ("" when none): not the note's name (that is
         its file name or `title` property), but a name a query may use for it."""
@@ -221,6 +228,40 @@ def _values(fields: Mapping[str, object], *keys: str) -> Iterator[str]:
         for item in items:
             if item is not None and not isinstance(item, dict | list | tuple | set):
                 yield str(item)
+
+
+# Keys whose values are read apart (names, tags) or say how Obsidian shows or publishes a
+# note, not what it is about; vaultmem's own state (`stm_*`) is left out too.
+_NOT_SUBJECT = frozenset((
+    "title", "aliases", "alias", "tags", "tag", "cssclasses", "cssclass", "publish",
+    "permalink", "description",
+))
+# A longer value is prose (a summary, a quote), not a name the note is filed under.
+_PROPERTY_WORDS = 5
+_PROPERTY_CHARS = 60
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+# a link names another note and a URL is not typed; a template's `{{date}}` is not a value yet
+_NOT_TEXT = re.compile(r"\[\[|://|\{\{")
+
+
+def property_values(fields: Mapping[str, object]) -> tuple[str, ...]:
+    """Short textual property values, each once: strings (alone or in a list) of at most
+    _PROPERTY_WORDS words holding a word of letters. Dates, times, numbers and booleans are
+    not text (YAML reads them as such), and neither are links, URLs, template placeholders
+    nor `stm_*` state."""
+    found: list[str] = []
+    for key, value in fields.items():
+        if not isinstance(key, str) or key.casefold() in _NOT_SUBJECT or key.startswith("stm_"):
+            continue
+        for item in value if isinstance(value, list | tuple) else [value]:
+            if not isinstance(item, str):
+                continue
+            text = " ".join(item.split())
+            if (text and len(text) <= _PROPERTY_CHARS and len(text.split()) <= _PROPERTY_WORDS
+                    and _LETTERS.search(text) and not _NOT_TEXT.search(text)
+                    and text not in found):
+                found.append(text)
+    return tuple(found)
 
 
 def _aliases(fields: Mapping[str, object]) -> list[str]:

@@ -44,8 +44,8 @@ Between = Callable[[frozenset[str]], None]
 # LARGE_PIECE_CHUNKS (one short model call each) at the inference thread's LARGE priority, with
 # a look at waiting changes after each piece. So an edit arriving while a large note is embedded
 # waits for one short model call, not a slice, and its own embedding (let in between, or from
-# another thread) runs before the large note's next piece. Measured: pieces of 2 cost the large
-# note little throughput against 8 (docs/benchmarks.md, `scripts/bench bignote`).
+# another thread) runs before the large note's next piece. Measured (scripts/bench_pieces.py,
+# docs/benchmarks.md): 2 chunks per call embed about as fast as 8.
 SLICE_CHUNKS = 8
 LARGE_PIECE_CHUNKS = 2
 

@@ -11,11 +11,12 @@ import pytest
 
 from vaultmem.app import indexer_options
 from vaultmem.config import Settings
-from vaultmem.engine.indexer import SLICE_CHUNKS, Indexer, SyncReport
+from vaultmem.engine.indexer import LARGE_PIECE_CHUNKS, SLICE_CHUNKS, Indexer, SyncReport
 from vaultmem.engine.sync_gate import SyncGate
+from vaultmem.index import inference
 from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
-from vaultmem.index.embedders import FakeEmbedder
+from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder
 from vaultmem.vault.ignore import IgnoreRules
 
 from .test_indexer import CountingStore, write
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.timeout(60)
 BIG = "big/Large note.md"
 MARK = "zebraword"  # only the large note's chunks hold it
 WAIT_S = 20.0
+ALL = 100  # permits enough for every piece of a large note here
 
 
 def big_text(sections: int) -> str:
@@ -34,7 +36,7 @@ def big_text(sections: int) -> str:
 
 
 class GatedEmbedder(FakeEmbedder):
-    """Embeds the large note's slices one at a time: each waits until the test allows it."""
+    """Embeds the large note's pieces one at a time: each waits until the test allows it."""
 
     def __init__(self) -> None:
         super().__init__(32)
@@ -80,18 +82,19 @@ def test_small_notes_in_the_same_sync_go_before_the_large_one(parts: tuple[
     for n in range(3):
         write(vault, f"notes/small {n}.md", f"# Small {n}\n\nEdited note about topic {n}.\n")
     seen_between: list[frozenset[str]] = []
-    for _ in range(10):
+    for _ in range(ALL):
         embedder.allowed.release()
     report = indexer.sync(paths=[BIG, *(f"notes/small {n}.md" for n in range(3))],
                           between=seen_between.append)
     assert (report.added, report.changed) == (1, 3)
-    assert embedder.big_slices == 3
+    pieces = -(-(SLICE_CHUNKS * 2 + 5) // LARGE_PIECE_CHUNKS)
+    assert embedder.big_slices == pieces
     # the small notes were embedded in a call before any of the large note's slices
     first_big = next(i for i, call in enumerate(embedder.calls) if any(MARK in t for t in call))
     smalls = [i for i, call in enumerate(embedder.calls) if any("Edited" in t for t in call)]
     assert smalls and max(smalls) < first_big
-    # between the slices, only the large note was still unwritten
-    assert seen_between == [frozenset({BIG})] * 2
+    # between the pieces, only the large note was still unwritten
+    assert seen_between == [frozenset({BIG})] * (pieces - 1)
 
 
 def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tuple[
@@ -101,15 +104,15 @@ def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tupl
     write(vault, BIG, big_text(SLICE_CHUNKS * 3))
     big_done: list[SyncReport] = []
     big = threading.Thread(target=lambda: big_done.append(gate.sync_paths([BIG], {})))
-    embedder.allowed.release()  # the first slice only
+    embedder.allowed.release()  # the first piece only
     big.start()
     try:
         wait(lambda: (indexer.progress.snapshot()["current"] or {}).get("chunks_done"),
-             "the first slice")
+             "the first piece")
         snapshot = indexer.progress.snapshot()
         assert snapshot["running"] and snapshot["kind"] == "changes"
         assert snapshot["current"]["path"] == BIG
-        assert snapshot["current"]["chunks_done"] == SLICE_CHUNKS
+        assert snapshot["current"]["chunks_done"] == LARGE_PIECE_CHUNKS
         assert snapshot["current"]["chunks_total"] >= SLICE_CHUNKS * 3
 
         write(vault, "notes/new edit.md", "# New edit\n\nWritten while the large note embeds.\n")
@@ -118,14 +121,14 @@ def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tupl
             target=lambda: small_done.append(gate.sync_paths(["notes/new edit.md"], {})))
         small.start()
         wait(lambda: gate.queued() == 1, "the edit to wait for the writer")
-        embedder.allowed.release()  # the second slice; the edit goes in after it
+        embedder.allowed.release()  # the second piece; the edit goes in after it
         small.join(WAIT_S)
         assert small_done and small_done[0].added == 1
         assert "notes/new edit.md" in catalog.records_for(["notes/new edit.md"])
         assert not big_done and big.is_alive()  # the large note is still being embedded
         assert BIG not in catalog.records_for([BIG])
     finally:
-        for _ in range(10):
+        for _ in range(ALL):
             embedder.allowed.release()
         big.join(WAIT_S)
     assert big_done and big_done[0].added == 1
@@ -150,12 +153,12 @@ def test_an_edit_to_the_note_being_embedded_waits_for_it(parts: tuple[
         second = threading.Thread(target=lambda: again.append(gate.sync_paths([BIG], {})))
         second.start()
         wait(lambda: gate.queued() == 1, "the second sync to wait")
-        for _ in range(10):
+        for _ in range(ALL):
             embedder.allowed.release()
         big.join(WAIT_S)
         second.join(WAIT_S)
     finally:
-        for _ in range(10):
+        for _ in range(ALL):
             embedder.allowed.release()
         big.join(WAIT_S)
     assert again and again[0].changed == 1
@@ -191,11 +194,11 @@ def test_a_failing_sync_let_in_between_fails_its_caller_only(
         other = threading.Thread(target=broken)
         other.start()
         wait(lambda: gate.queued() == 1, "the broken sync to wait")
-        for _ in range(10):
+        for _ in range(ALL):
             embedder.allowed.release()
         other.join(WAIT_S)
     finally:
-        for _ in range(10):
+        for _ in range(ALL):
             embedder.allowed.release()
         big.join(WAIT_S)
     assert [str(e) for e in errors] == ["disk on fire"]
@@ -221,10 +224,78 @@ def test_a_sync_takes_changes_from_a_queue_on_its_own_thread(parts: tuple[
         return (paths, {}) if paths else None
     gate.let_in(take, lambda report: reports.append(  # type: ignore[arg-type]
         (report, BIG in catalog.records_for([BIG]))))
-    for _ in range(10):
+    for _ in range(ALL):
         embedder.allowed.release()
     big = gate.sync_paths([BIG], {})
     assert big.added == 1
     assert offered and offered[0] == frozenset({BIG})
     assert [(r.added, written) for r, written in reports] == [(1, False)]  # before the big one
     assert queue == {BIG}  # still queued: the running sync had it to write
+
+
+class _StandInModel:
+    """The model behind a real embedder's inference thread: records each model call (the
+    texts' kinds); the first call with the large note's text blocks until released."""
+
+    def __init__(self) -> None:
+        self.kinds: list[list[str]] = []
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def encode(self, texts: list[str], **options: object) -> Vector:
+        if any(MARK in text for text in texts) and not self.started.is_set():
+            self.started.set()
+            assert self.release.wait(WAIT_S), "the test never released the first piece"
+        self.kinds.append(["big" if MARK in t else "save" if "save" in t else "edit"
+                           for t in texts])
+        return FakeEmbedder(32).embed(texts)
+
+
+def _queued_texts() -> list[str]:
+    return [text for task in list(inference.shared()._queue.queue) if task[3]
+            for text in task[3][0]]
+
+
+def test_other_embeddings_run_after_the_large_notes_call_in_progress_not_its_other_pieces(
+        tmp_path: Path) -> None:
+    """Through the real inference thread: an edit let in while a large note is embedded, and
+    another thread's embedding (a save's similarity check), run right after the model call in
+    progress, before any more of the large note, and that call held a short piece only."""
+    vault = tmp_path / "vault"
+    write(vault, "notes/small 0.md", "# Small 0\n\nA short note about topic 0.\n")
+    model = _StandInModel()
+    embedder = SentenceTransformerEmbedder(batch_size=4)  # the ONNX runtime's default batch
+    embedder._model, embedder._dim = model, 32  # a stand-in: no weights needed
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog,
+                      CountingStore(tmp_path / "lance"), embedder, indexer_options(Settings()))
+    indexer.sync()
+    model.kinds.clear()
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 3))
+    big_done: list[SyncReport] = []
+    big = threading.Thread(target=lambda: big_done.append(gate.sync_paths([BIG], {})))
+    big.start()
+    threads = [big]
+    try:
+        assert model.started.wait(WAIT_S)
+        write(vault, "notes/new edit.md", "# New edit\n\nWritten while the large note embeds.\n")
+        small_done: list[SyncReport] = []
+        threads.append(threading.Thread(
+            target=lambda: small_done.append(gate.sync_paths(["notes/new edit.md"], {}))))
+        threads[-1].start()
+        wait(lambda: gate.queued() == 1, "the edit to wait for the writer")
+        threads.append(threading.Thread(target=embedder.embed, args=(["a save to check"],)))
+        threads[-1].start()
+        wait(lambda: "a save to check" in _queued_texts(), "the save's embedding to queue")
+    finally:
+        model.release.set()
+        for thread in threads:
+            thread.join(WAIT_S)
+    catalog.close()
+    assert big_done and big_done[0].added == 1
+    assert small_done and small_done[0].added == 1
+    calls = [kinds[0] for kinds in model.kinds]
+    assert len(model.kinds[0]) <= LARGE_PIECE_CHUNKS and calls[0] == "big"
+    assert sorted(calls[1:3]) == ["edit", "save"]  # before any more of the large note
+    assert set(calls[3:]) == {"big"}

@@ -83,6 +83,33 @@ def test_a_query_runs_before_queued_bulk_batches_and_bulk_keeps_its_order() -> N
     assert list(result[0][:, 0]) == [3, 1, 7, 5, 2, 6]  # rows in the caller's order
 
 
+
+@pytest.mark.timeout(30)
+def test_bulk_work_runs_before_a_large_notes_queued_pieces() -> None:
+    embedder = SentenceTransformerEmbedder(batch_size=1)
+    model = _SlowModel()
+    embedder._model, embedder._dim = model, 4
+    large = ["L" * n for n in (9, 8, 7)]
+    result: list[np.ndarray] = []
+
+    def embed_large() -> None:
+        with inference.at_priority(inference.LARGE):
+            result.append(embedder.embed(large))
+    bulk = threading.Thread(target=embed_large)
+    bulk.start()
+    assert model.started.wait(10)  # the large note's first piece runs
+    while len(inference.shared()._queue.queue) < 2:  # and its other two wait
+        threading.Event().wait(0.01)
+    other = threading.Thread(target=embedder.embed, args=(["small"],))
+    other.start()
+    while not any(task[0] == inference.BULK for task in inference.shared()._queue.queue):
+        threading.Event().wait(0.01)
+    model.release.set()
+    bulk.join(10)
+    other.join(10)
+    assert model.calls == [["L" * 9], ["small"], ["L" * 8], ["L" * 7]]
+    assert list(result[0][:, 0]) == [9, 8, 7]
+
 def test_an_error_in_a_model_call_reaches_the_caller_and_the_thread_goes_on() -> None:
     thread = inference.InferenceThread(name="vaultmem-inference-test")
 

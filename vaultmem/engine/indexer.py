@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
 from vaultmem.errors import InvalidInput, NoteError, NotFound
+from vaultmem.index import inference
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
@@ -37,9 +39,15 @@ from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 Progress = Callable[[int, int], None]
 # Called between two embedding slices with the paths this sync has yet to write.
 Between = Callable[[frozenset[str]], None]
-# Chunks embedded between two looks at waiting changes: 2 ONNX batches (embedding_batch_size 4),
-# so an edit arriving while a large note is embedded waits for one short slice at most.
+# Chunks embedded between two looks at waiting changes: 2 ONNX batches (embedding_batch_size 4).
+# A note with more chunks than this is a large note: it is embedded alone, in pieces of
+# LARGE_PIECE_CHUNKS (one short model call each) at the inference thread's LARGE priority, with
+# a look at waiting changes after each piece. So an edit arriving while a large note is embedded
+# waits for one short model call, not a slice, and its own embedding (let in between, or from
+# another thread) runs before the large note's next piece. Measured (bench/pieces.py,
+# docs/benchmarks.md): 2 chunks per call embed about as fast as 8.
 SLICE_CHUNKS = 8
+LARGE_PIECE_CHUNKS = 2
 
 
 class ChunkStore(Protocol):
@@ -423,19 +431,22 @@ class Indexer:
         self, texts: list[str], note: str | None, unwritten: frozenset[str],
         between: Between | None, run: Run,
     ) -> list[Any]:
-        """The vectors of `texts` (rows, in order), embedded SLICE_CHUNKS at a time, longest
-        first as the embedder orders them anyway, with `between` after each slice but the
-        last. `note`: the one note these texts are of, if they are one note's."""
+        """The vectors of `texts` (rows, in order), embedded SLICE_CHUNKS at a time (a large
+        note's LARGE_PIECE_CHUNKS at a time, at LARGE priority), longest first as the embedder
+        orders them anyway, with `between` after each slice but the last. `note`: the one note
+        these texts are of, if they are one note's."""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        slices = [order[start:start + SLICE_CHUNKS] for start in range(0, len(order), SLICE_CHUNKS)]
-        sliced = len(slices) > 1 and note is not None
+        sliced = len(texts) > SLICE_CHUNKS and note is not None
+        step = LARGE_PIECE_CHUNKS if sliced else SLICE_CHUNKS
+        slices = [order[start:start + step] for start in range(0, len(order), step)]
         if sliced:
             self.progress.slicing(run, note, len(texts))
         rows: list[Any] = [None] * len(texts)
         try:
             for n, piece in enumerate(slices):
-                for i, vector in zip(piece, self.embedder.embed([texts[i] for i in piece]),
-                                     strict=True):
+                with inference.at_priority(inference.LARGE) if sliced else nullcontext():
+                    vectors = self.embedder.embed([texts[i] for i in piece])
+                for i, vector in zip(piece, vectors, strict=True):
                     rows[i] = vector
                 if sliced:
                     self.progress.sliced(run, len(piece))

@@ -7,7 +7,10 @@ oversubscribing the cores.
 
 Why priorities: indexing embeds hundreds of chunks; a search waiting behind them would wait
 seconds. Bulk work is queued as small pieces (one model batch each) at BULK priority, and a
-query embedding, queued at QUERY priority, runs as soon as the piece in progress ends.
+query embedding, queued at QUERY priority, runs as soon as the piece in progress ends. A large
+note's pieces go at LARGE priority (`with at_priority(LARGE): embedder.embed(...)`): any other
+note's embedding (an edit let in between its pieces, a save's similarity check) runs before
+the large note's pieces still queued, after at most the one in progress.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import itertools
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import numpy as np
@@ -27,9 +32,12 @@ T = TypeVar("T")
 
 QUERY = 0
 BULK = 1
+LARGE = 2
 THREAD_NAME = "vaultmem-inference"
 
 _LAST = 1 << 30  # after every queued call
+# The priority of the bulk pieces the current thread (context) queues: BULK unless lowered.
+_BULK_PRIORITY: ContextVar[int] = ContextVar("vaultmem_bulk_priority", default=BULK)
 
 
 def _stop() -> None:
@@ -104,17 +112,27 @@ def shared() -> InferenceThread:
         return _SHARED[0]
 
 
+@contextmanager
+def at_priority(priority: int) -> Iterator[None]:
+    """Within the block, this thread's bulk embeddings are queued at `priority`."""
+    token = _BULK_PRIORITY.set(priority)
+    try:
+        yield
+    finally:
+        _BULK_PRIORITY.reset(token)
+
+
 def embed_in_pieces(texts: Sequence[str], encode: Callable[..., Vector], batch_size: int,
                     dim: int, *args: Any) -> Vector:
-    """`encode(piece, *args)` over `texts`, longest first (less padding), one queued BULK piece
-    per model batch so that a query embedding can run between two pieces; rows in the order of
-    `texts`."""
+    """`encode(piece, *args)` over `texts`, longest first (less padding), one queued piece per
+    model batch (at BULK priority, or the one `at_priority` set) so that a query embedding can
+    run between two pieces; rows in the order of `texts`."""
     if not texts:
         return np.zeros((0, dim), dtype=np.float32)
     order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    thread = shared()
+    thread, priority = shared(), _BULK_PRIORITY.get()
     pieces = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-    futures = [thread.submit(BULK, encode, [texts[i] for i in piece], *args)
+    futures = [thread.submit(priority, encode, [texts[i] for i in piece], *args)
                for piece in pieces]
     out = np.empty((len(texts), dim), dtype=np.float32)
     for piece, future in zip(pieces, futures, strict=True):

@@ -52,8 +52,8 @@ def test_sweep_keeps_uses_and_pins_recorded_after_its_plan(
     touched: dict[str, int] = {}
     pinned: list[str] = []
 
-    def plan_then_use(now: Any) -> Any:
-        memories, plan = planned(now)
+    def plan_then_use(now: Any, snapshot: Any = None) -> Any:
+        memories, plan = planned(now, snapshot)
         for item in plan.promote + plan.archive[1:]:
             touched[item.id] = uses.touch(item.id, now).state.use_count
         uses.set_pinned(plan.archive[0].id, True, now)

@@ -12,6 +12,7 @@
     ├── Refused                    the intake gate refused content (too short, secret, …) (422)
     ├── IndexError_                the index is unusable (schema, model, storage)
     └── DaemonError                daemon not running / already running / unreachable
+        └── Stopping               the daemon is stopping: a sync ended early, redone next start
 """
 
 from __future__ import annotations
@@ -72,3 +73,11 @@ class IndexError_(VaultmemError):
 class DaemonError(VaultmemError):
     code = "daemon"
     http_status = 503
+
+
+class Stopping(DaemonError):
+    """A sync ended between two embedding slices because the daemon is stopping. What it had
+    written is whole; the notes it had not written are not recorded, so the next start
+    indexes them."""
+
+    code = "daemon"

@@ -2,12 +2,15 @@
 
 Start order: lock → journal → engine → socket (answers at once) → watcher → start-up
 reconciliation in the background (the socket reports its progress) → scheduler. Stop order is
-the reverse, with a last flush of pending usage writes. All index writes go through the
-engine's sync lock, so the watcher, the scheduler and API calls never write concurrently.
+the reverse, with a last flush of pending usage writes; a sync under way (a large note, the first
+index) ends at its next embedding slice, and the next start indexes what it had not written. All
+index writes go through the engine's sync lock, so the watcher, the scheduler and API calls never
+write concurrently.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -30,6 +33,7 @@ from vaultmem.engine.indexer import SyncReport
 from vaultmem.engine.journal import FlushReport, UsageJournal
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.undo import Undoer
+from vaultmem.errors import Stopping
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
 
@@ -118,6 +122,8 @@ class Daemon:
     def stop(self) -> None:
         """Stop in reverse order; safe to call more than once and after a failed start."""
         self._stop.set()
+        if self.app is not None:  # first: the threads joined below may be running a sync
+            self.app.engine.indexer.stop()
         self._settled.stop()
         if self.scheduler is not None:
             self.scheduler.stop()
@@ -205,6 +211,8 @@ class Daemon:
                     log.info("removed %s, left by an interrupted write", path)
             self._flush_quietly()
             self.reindex(full=False)
+        except Stopping as exc:
+            log.info("start-up indexing ended early: %s", exc.message)
         except Exception as exc:
             log.exception("start-up indexing failed")
             self.progress.error = str(exc)
@@ -220,7 +228,8 @@ class Daemon:
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
-            self._after_batch(self.app.engine.sync_paths(paths))
+            with contextlib.suppress(Stopping):  # the next start's reconcile has these paths
+                self._after_batch(self.app.engine.sync_paths(paths))
 
     def _after_batch(self, report: SyncReport) -> None:
         self._settle_moves(report)

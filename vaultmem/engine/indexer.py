@@ -12,6 +12,7 @@ catalog rows.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -27,7 +28,7 @@ from vaultmem.core.chunking import (
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
-from vaultmem.errors import InvalidInput, NoteError, NotFound
+from vaultmem.errors import InvalidInput, NoteError, NotFound, Stopping
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
@@ -120,6 +121,7 @@ class Indexer:
         self.options = options
         self.progress = IndexProgress()
         self._identity_checked = False
+        self._stopping = threading.Event()
 
     # public -------------------------------------------------------------------------------
 
@@ -166,6 +168,12 @@ class Indexer:
         report.failures = sorted(failed.items())
         report.seconds = time.perf_counter() - started
         return report
+
+    def stop(self) -> None:
+        """From any thread: a running sync, and every later one, ends with `Stopping` before
+        its next embedding slice (model call), leaving the notes it has not written unrecorded
+        (the next start indexes them); what it wrote, a whole batch at a time, stays."""
+        self._stopping.set()
 
     def rebuild(
         self, progress: Progress | None = None, between: Between | None = None
@@ -434,6 +442,9 @@ class Indexer:
         rows: list[Any] = [None] * len(texts)
         try:
             for n, piece in enumerate(slices):
+                if self._stopping.is_set():
+                    raise Stopping(f"stopping: {len(texts) - n * SLICE_CHUNKS} chunks of "
+                                   f"{note or 'this sync'} left to embed at the next start")
                 for i, vector in zip(piece, self.embedder.embed([texts[i] for i in piece]),
                                      strict=True):
                     rows[i] = vector

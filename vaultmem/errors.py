@@ -13,8 +13,9 @@
     ├── IndexUnusableError         the index or the model cannot be used (storage, schema,
     │                              model files, ONNX export)
     └── DaemonError                daemon not running / already running / unreachable
-        └── NotRunning             (mcp/server.py) no daemon serves the vault: the MCP tools
-                                   say how to start one
+        ├── NotRunning             (mcp/server.py) no daemon serves the vault: the MCP tools
+        │                          say how to start one
+        └── Stopping               the daemon is stopping: a sync ended early, redone next start
 """
 
 from __future__ import annotations
@@ -75,3 +76,11 @@ class IndexUnusableError(VaultmemError):
 class DaemonError(VaultmemError):
     code = "daemon"
     http_status = 503
+
+
+class Stopping(DaemonError):
+    """A sync ended between two embedding slices because the daemon is stopping. What it had
+    written is whole; the notes it had not written are not recorded, so the next start
+    indexes them."""
+
+    code = "daemon"

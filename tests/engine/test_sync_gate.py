@@ -13,6 +13,7 @@ from vaultmem.app import indexer_options
 from vaultmem.config import Settings
 from vaultmem.engine.indexer import LARGE_PIECE_CHUNKS, SLICE_CHUNKS, Indexer, SyncReport
 from vaultmem.engine.sync_gate import SyncGate
+from vaultmem.errors import Stopping
 from vaultmem.index import inference
 from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
@@ -299,3 +300,48 @@ def test_other_embeddings_run_after_the_large_notes_call_in_progress_not_its_oth
     assert len(model.kinds[0]) <= LARGE_PIECE_CHUNKS and calls[0] == "big"
     assert sorted(calls[1:3]) == ["edit", "save"]  # before any more of the large note
     assert set(calls[3:]) == {"big"}
+
+
+def test_a_stop_ends_a_large_note_between_slices_and_the_next_start_indexes_it(
+        tmp_path: Path, parts: tuple[Path, Catalog, Indexer, GatedEmbedder]) -> None:
+    """A daemon stopping while a large note is embedded: the sync ends before its next slice,
+    the note is neither recorded nor partly written, and a new indexer indexes it whole."""
+    vault, catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 6))
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            gate.sync_paths([BIG], {})
+        except BaseException as exc:
+            failed.append(exc)
+
+    embedder.allowed.release()  # the first slice only
+    big = threading.Thread(target=run)
+    big.start()
+    try:
+        wait(lambda: (indexer.progress.snapshot()["current"] or {}).get("chunks_done"),
+             "the first slice")
+        indexer.stop()
+    finally:
+        for _ in range(SLICE_CHUNKS * 6):
+            embedder.allowed.release()
+        big.join(WAIT_S)
+    assert not big.is_alive() and len(failed) == 1 and isinstance(failed[0], Stopping)
+    assert embedder.big_slices <= 2  # the slice under way when the stop came, at most
+    assert BIG not in catalog.records_for([BIG])
+    store = indexer._store()
+    assert not store.stored_chunks([BIG])
+    # the stopped indexer stays stopped: a later sync needing the model ends at once
+    with pytest.raises(Stopping):
+        indexer.sync(paths=[BIG])
+    assert embedder.big_slices <= 2
+
+    restarted = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, embedder,
+                        indexer_options(Settings()))
+    report = restarted.sync()
+    assert report.added == 1
+    record = catalog.records_for([BIG])[BIG]
+    stored = store.stored_chunks([BIG])
+    assert record.chunk_count == len(stored) >= SLICE_CHUNKS * 6

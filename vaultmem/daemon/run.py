@@ -7,11 +7,14 @@ scheduler. Stop order is the reverse, with a last flush of pending usage writes,
 is closed. All index writes go through the App's one index writer (`IndexSync`), so the
 watcher, the scheduler and API calls never write concurrently; the scheduled sweep, reconcile
 and consolidation hold the App's write lane, the one the requests that move notes hold
-(engine/write_lane.py), so a job and a request never interleave.
+(engine/write_lane.py), so a job and a request never interleave. At stop, a sync under way (a
+large note, the first index) ends at its next embedding piece, and the next start indexes what
+it had not written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -35,6 +38,7 @@ from vaultmem.engine.indexer import SyncReport
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
 from vaultmem.engine.undo import Done
+from vaultmem.errors import Stopping
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
 
@@ -122,6 +126,8 @@ class Daemon:
     def stop(self) -> None:
         """Stop in reverse order; safe to call more than once and after a failed start."""
         self._stop.set()
+        if self.app is not None:  # first: the threads joined below may be running a sync
+            self.app.sync.stop()
         self._settled.stop()
         if self.scheduler is not None:
             self.scheduler.stop()
@@ -209,6 +215,8 @@ class Daemon:
                     log.info("removed %s, left by an interrupted write", path)
             self._flush_quietly()
             self.reindex(full=False)
+        except Stopping as exc:
+            log.info("start-up indexing ended early: %s", exc.message)
         except Exception as exc:
             log.exception("start-up indexing failed")
             self.progress.error = str(exc)
@@ -224,7 +232,8 @@ class Daemon:
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():
-            self._after_batch(self.app.sync.sync_paths(paths))
+            with contextlib.suppress(Stopping):  # the next start's reconcile has these paths
+                self._after_batch(self.app.sync.sync_paths(paths))
 
     def _after_batch(self, report: SyncReport) -> None:
         self._settle_moves(report)

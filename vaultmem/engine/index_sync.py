@@ -27,6 +27,11 @@ class IndexSync:
         self._written: dict[str, Note] = {}  # flushed notes the catalog has not recorded yet
         self._written_lock = threading.Lock()
 
+    def stop(self) -> None:
+        """End a sync under way before its next embedding slice, and every later one (the
+        daemon is stopping; see `Indexer.stop`)."""
+        self._indexer.stop()
+
     def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
         return self._gate.reindex(full=full, progress=progress)
 

@@ -12,6 +12,7 @@ catalog rows.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import nullcontext
@@ -28,7 +29,7 @@ from vaultmem.core.chunking import (
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
-from vaultmem.errors import InvalidInput, NoteError, NotFound
+from vaultmem.errors import InvalidInput, NoteError, NotFound, Stopping
 from vaultmem.index import inference
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
@@ -128,6 +129,7 @@ class Indexer:
         self.options = options
         self.progress = IndexProgress()
         self._identity_checked = False
+        self._stopping = threading.Event()
 
     # public -------------------------------------------------------------------------------
 
@@ -174,6 +176,12 @@ class Indexer:
         report.failures = sorted(failed.items())
         report.seconds = time.perf_counter() - started
         return report
+
+    def stop(self) -> None:
+        """From any thread: a running sync, and every later one, ends with `Stopping` before
+        its next embedding slice (model call), leaving the notes it has not written unrecorded
+        (the next start indexes them); what it wrote, a whole batch at a time, stays."""
+        self._stopping.set()
 
     def rebuild(
         self, progress: Progress | None = None, between: Between | None = None
@@ -444,6 +452,9 @@ class Indexer:
         rows: list[Any] = [None] * len(texts)
         try:
             for n, piece in enumerate(slices):
+                if self._stopping.is_set():
+                    raise Stopping(f"stopping: {len(texts) - n * step} chunks of "
+                                   f"{note or 'this sync'} left to embed at the next start")
                 with inference.at_priority(inference.LARGE) if sliced else nullcontext():
                     vectors = self.embedder.embed([texts[i] for i in piece])
                 for i, vector in zip(piece, vectors, strict=True):

@@ -16,7 +16,7 @@ from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
 from vaultmem.daemon.run import Daemon
-from vaultmem.engine.indexer import SLICE_CHUNKS
+from vaultmem.engine.slices import SLICE_CHUNKS
 from vaultmem.index.base import Vector
 from vaultmem.index.embedders import FakeEmbedder
 

@@ -11,7 +11,8 @@ import pytest
 
 from vaultmem.app import indexer_options
 from vaultmem.config import Settings
-from vaultmem.engine.indexer import LARGE_PIECE_CHUNKS, SLICE_CHUNKS, Indexer, SyncReport
+from vaultmem.engine.indexer import Indexer, SyncReport
+from vaultmem.engine.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import Stopping
 from vaultmem.index import inference

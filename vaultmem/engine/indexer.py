@@ -12,10 +12,8 @@ catalog rows.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,8 +27,8 @@ from vaultmem.core.chunking import (
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
-from vaultmem.errors import InvalidInput, NoteError, NotFound, Stopping
-from vaultmem.index import inference
+from vaultmem.engine.slices import SLICE_CHUNKS, Between, SlicedEmbedding
+from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
@@ -38,17 +36,6 @@ from vaultmem.vault.notes import Note, read_note
 from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 
 Progress = Callable[[int, int], None]
-# Called between two embedding slices with the paths this sync has yet to write.
-Between = Callable[[frozenset[str]], None]
-# Chunks embedded between two looks at waiting changes: 2 ONNX batches (embedding_batch_size 4).
-# A note with more chunks than this is a large note: it is embedded alone, in pieces of
-# LARGE_PIECE_CHUNKS (one short model call each) at the inference thread's LARGE priority, with
-# a look at waiting changes after each piece. So an edit arriving while a large note is embedded
-# waits for one short model call, not a slice, and its own embedding (let in between, or from
-# another thread) runs before the large note's next piece. Measured (bench/pieces.py,
-# docs/benchmarks.md): 2 chunks per call embed about as fast as 8.
-SLICE_CHUNKS = 8
-LARGE_PIECE_CHUNKS = 2
 
 
 class ChunkStore(Protocol):
@@ -129,7 +116,7 @@ class Indexer:
         self.options = options
         self.progress = IndexProgress()
         self._identity_checked = False
-        self._stopping = threading.Event()
+        self._slices = SlicedEmbedding(embedder, self.progress)
 
     # public -------------------------------------------------------------------------------
 
@@ -181,7 +168,7 @@ class Indexer:
         """From any thread: a running sync, and every later one, ends with `Stopping` before
         its next embedding slice (model call), leaving the notes it has not written unrecorded
         (the next start indexes them); what it wrote, a whole batch at a time, stays."""
-        self._stopping.set()
+        self._slices.stop()
 
     def rebuild(
         self, progress: Progress | None = None, between: Between | None = None
@@ -404,7 +391,7 @@ class Indexer:
         texts = [embedding_text(note.title, chunk) for note, chunks in pending for chunk in chunks]
         kept = self._stored_vectors([note.path for note, _ in pending], before)
         new = [n for n, text in enumerate(texts) if text not in kept]
-        embedded = self._embed_sliced([texts[n] for n in new],
+        embedded = self._slices.embed([texts[n] for n in new],
                                       pending[0][0].path if len(pending) == 1 else None,
                                       unwritten, between, run)
         vectors: list[Any] = [kept.get(text) for text in texts]
@@ -434,39 +421,6 @@ class Indexer:
             chunk.vector
             for chunk in self._store().stored_chunks(edited)
         }
-
-    def _embed_sliced(
-        self, texts: list[str], note: str | None, unwritten: frozenset[str],
-        between: Between | None, run: Run,
-    ) -> list[Any]:
-        """The vectors of `texts` (rows, in order), embedded SLICE_CHUNKS at a time (a large
-        note's LARGE_PIECE_CHUNKS at a time, at LARGE priority), longest first as the embedder
-        orders them anyway, with `between` after each slice but the last. `note`: the one note
-        these texts are of, if they are one note's."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        sliced = len(texts) > SLICE_CHUNKS and note is not None
-        step = LARGE_PIECE_CHUNKS if sliced else SLICE_CHUNKS
-        slices = [order[start:start + step] for start in range(0, len(order), step)]
-        if sliced:
-            self.progress.slicing(run, note, len(texts))
-        rows: list[Any] = [None] * len(texts)
-        try:
-            for n, piece in enumerate(slices):
-                if self._stopping.is_set():
-                    raise Stopping(f"stopping: {len(texts) - n * step} chunks of "
-                                   f"{note or 'this sync'} left to embed at the next start")
-                with inference.at_priority(inference.LARGE) if sliced else nullcontext():
-                    vectors = self.embedder.embed([texts[i] for i in piece])
-                for i, vector in zip(piece, vectors, strict=True):
-                    rows[i] = vector
-                if sliced:
-                    self.progress.sliced(run, len(piece))
-                if between is not None and n + 1 < len(slices):
-                    between(unwritten)
-        finally:
-            if sliced:
-                self.progress.slicing(run, None)
-        return rows
 
     def _note(self, path: str, parsed: dict[str, Note]) -> Note:
         note = parsed.get(path)

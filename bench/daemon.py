@@ -40,6 +40,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -72,6 +73,7 @@ from tests.harness.measure import cpu_seconds, memory_mb
 from tests.harness.queries import QUERIES
 from vaultmem.api.client import Client
 from vaultmem.errors import VaultmemError
+from vaultmem.index.base import SCHEMA_VERSION
 from vaultmem.index.embedders import SentenceTransformerEmbedder
 
 CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
@@ -543,6 +545,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                             args.baseline], cwd=REPO, check=True)
             say(f"baseline: {args.baseline} (cold starts alternate with it in section 1)")
         try:
+            if args.baseline_tree is not None:
+                same_schema(args.baseline_tree)
             measure_all(tmp, args, runs)
         finally:
             if args.baseline_tree is not None:
@@ -551,6 +555,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     summary(runs)
     say(f"\ntotal run time {started.elapsed() / 60:.1f} min; load average at the end "
         f"{load_average()}")
+
+
+def same_schema(tree: Path) -> None:
+    """The baseline starts on a copy of this code's index: with another index schema its first
+    start would rebuild all of it (minutes), and its cold starts would measure nothing."""
+    theirs = subprocess.run(
+        [sys.executable, "-c", "from vaultmem.index.base import SCHEMA_VERSION as v; print(v)"],
+        cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)}, capture_output=True, text=True,
+        check=True).stdout.strip()
+    if theirs != str(SCHEMA_VERSION):
+        raise SystemExit(f"the baseline's index schema is {theirs}, this code's {SCHEMA_VERSION}: "
+                         "its first start would rebuild the whole index, so its cold starts "
+                         "cannot be compared; pick a baseline with the same schema")
 
 
 def measure_all(tmp: Path, args: argparse.Namespace, runs: dict[str, Figures]) -> None:

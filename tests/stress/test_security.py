@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import stat
 from collections.abc import Iterator
@@ -178,12 +179,29 @@ MAX_LENGTH = {"content": 200_000, "title": 300, "source": 500, "tags": 200}
 
 
 def files_containing(needle: str, *places: Path) -> list[str]:
+    """Files holding `needle`. A short all-digit secret (a PIN) counts only as a token of its
+    own: inside a longer run of letters and digits (a content hash, a UUID in a SQLite page) its
+    four digits turn up by chance, while a stored PIN (in text, a slug, JSON) stands apart."""
     data = needle.encode("utf-8")
+    pattern = (re.compile(rb"(?<![0-9A-Za-z])" + re.escape(data) + rb"(?![0-9A-Za-z])")
+               if needle.isdigit() and len(needle) < 8 else None)
     found = []
     for place in places:
         files = [place] if place.is_file() else [p for p in place.rglob("*") if p.is_file()]
-        found += [str(f) for f in files if not f.is_symlink() and data in f.read_bytes()]
+        for f in files:
+            if f.is_symlink():
+                continue
+            raw = f.read_bytes()
+            if (pattern.search(raw) if pattern is not None else data in raw):
+                found.append(str(f))
     return found
+
+
+def test_a_pin_counts_as_found_on_its_own_not_inside_a_hash(tmp_path: Path) -> None:
+    (tmp_path / "hash").write_bytes(b"\x00a3f94921bc07\x00")
+    (tmp_path / "slug").write_bytes(b"memories/2026-11-20 my-bank-pin-is-4921.md")
+    (tmp_path / "json").write_bytes(b'{"content": "PIN 4921"}')
+    assert sorted(Path(f).name for f in files_containing("4921", tmp_path)) == ["json", "slug"]
 
 
 @pytest.mark.timeout(LEVEL.pick(90, 300))

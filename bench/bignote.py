@@ -8,7 +8,8 @@ short note) from its write until the index lists it as indexed (`status?files=tr
 every ~50 ms; a search then finds it, which the run checks for the last one):
 
 1. alone: `--edits` small edits one after another, nothing else going on (what indexing
-   them costs by themselves);
+   them costs by themselves), then `--edits` small edits written at once (a burst: what indexing
+   them together costs by itself, the measure for group 2);
 2. together: a large note (`--mb` MB of real notes' text from the corpus, one note) written
    with `--edits` small edits right after it, as a sync tool or a paste writes them;
 3. during: `--edits` small edits written one a second while the large note is being embedded.
@@ -47,6 +48,7 @@ TIMEOUT_S = 1800.0  # --timeout: an edit not searchable by then counts as this (
 @dataclass
 class Round:
     alone: list[float] = field(default_factory=list)
+    burst: list[float] = field(default_factory=list)
     together: list[float] = field(default_factory=list)
     during: list[float] = field(default_factory=list)
     big_s: float = 0.0
@@ -146,6 +148,10 @@ def one_round(source: Path, work: Path, megabytes: float, edits: int, seed: int)
             poller.add(small_edit(vault, rng)[0], result.alone)
             poller.drain()
             time.sleep(0.3)
+        for _ in range(edits):
+            poller.add(small_edit(vault, rng)[0], result.burst)
+        poller.drain()
+        time.sleep(0.3)
         marker = word(rng)
         text = big_note_text(megabytes, marker)
         big_written = time.perf_counter()
@@ -172,6 +178,13 @@ def one_round(source: Path, work: Path, megabytes: float, edits: int, seed: int)
 
 def figures(values: list[float]) -> str:
     return f"{ms(p50(values)):>8} / {ms(p95(values)):>8} / {ms(max(values)):>8}"
+
+
+def delays(with_large: list[float], without: list[float]) -> str:
+    """Extra time of each statistic, and whether it is within the time without."""
+    stats = [(stat(with_large) - stat(without), stat(without)) for stat in (p50, p95, max)]
+    return " / ".join(f"+{ms(extra)} ms (≤ {ms(base)}: {'yes' if extra <= base else 'no'})"
+                      for extra, base in stats)
 
 
 def main() -> None:
@@ -212,15 +225,23 @@ def main() -> None:
                                cwd=REPO, check=False)
         print(f"\nedit -> searchable of the small edits, p50 / p95 / max ms "
               f"(load average {load_average()}):")
-        print(f"  {'':24} {'alone':>26} | {'with the large note':>26} | "
-              f"{'while it embeds':>26} | large note")
+        print(f"  {'':24} {'alone':>26} | {'a burst alone':>26} | "
+              f"{'burst with the large note':>26} | {'while it embeds':>26} | large note")
         for name, rounds in results.items():
-            alone = [v for r in rounds for v in r.alone]
-            together = [v for r in rounds for v in r.together]
-            during = [v for r in rounds for v in r.during]
+            alone, burst, together, during = (
+                [v for r in rounds for v in getattr(r, group)]
+                for group in ("alone", "burst", "together", "during"))
             big = sorted(r.big_s for r in rounds)[len(rounds) // 2]
-            print(f"  {name:24} {figures(alone)} | {figures(together)} | {figures(during)} | "
-                  f"{big:.1f} s")
+            print(f"  {name:24} {figures(alone)} | {figures(burst)} | {figures(together)} | "
+                  f"{figures(during)} | {big:.1f} s")
+        print("\ndelay the large note added (p50 / p95 / max, each against the same edits "
+              "without it; the target is at most the time to index them alone):")
+        for name, rounds in results.items():
+            alone, burst, together, during = (
+                [v for r in rounds for v in getattr(r, group)]
+                for group in ("alone", "burst", "together", "during"))
+            print(f"  {name:24} while it embeds {delays(during, alone)} | "
+                  f"a burst with it {delays(together, burst)}")
 
 
 if __name__ == "__main__":

@@ -326,7 +326,7 @@ def test_a_stop_ends_a_large_note_between_slices_and_the_next_start_indexes_it(
              "the first slice")
         indexer.stop()
     finally:
-        for _ in range(SLICE_CHUNKS * 6):
+        for _ in range(ALL):
             embedder.allowed.release()
         big.join(WAIT_S)
     assert not big.is_alive() and len(failed) == 1 and isinstance(failed[0], Stopping)

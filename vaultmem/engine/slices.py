@@ -21,9 +21,10 @@ Between = Callable[[frozenset[str]], None]
 # a look at waiting changes after each piece. So an edit arriving while a large note is embedded
 # waits for one short model call, not a slice, and its own embedding (let in between, or from
 # another thread) runs before the large note's next piece. Measured (bench/pieces.py,
-# docs/benchmarks.md): 2 chunks per call embed about as fast as 8.
+# docs/benchmarks.md): 1 or 2 chunks per call embed about as fast as 8, and one chunk halves
+# what an edit waits for.
 SLICE_CHUNKS = 8
-LARGE_PIECE_CHUNKS = 2
+LARGE_PIECE_CHUNKS = 1
 
 
 class SlicedEmbedding:

@@ -5,7 +5,7 @@ runs (a watcher batch during the first index, or while a large note is embedded)
 here and waits; the running sync, between two embedding slices (`Indexer.sync(between=…)`),
 syncs every waiting set of paths it is not itself about to write, and hands each caller its
 report. So a long index run delays a small edit by one slice and a large note by one piece
-(a 2-chunk model call, see slices.LARGE_PIECE_CHUNKS), not by all of its own work. Paths the
+(a 1-chunk model call, see slices.LARGE_PIECE_CHUNKS), not by all of its own work. Paths the
 running sync has still to write wait for it to finish (their newer state must not be
 overwritten by the older one it holds).
 """

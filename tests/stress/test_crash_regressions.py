@@ -201,3 +201,60 @@ def test_start_up_removes_only_stale_temp_files(tmp_path: Path) -> None:
 
 
 # The kill cycles ------------------------------------------------------------------------------
+
+
+class Killed(BaseException):
+    """A SIGKILL landing at this point: nothing after it runs, no handler sees it."""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("indexed", [False, True], ids=["before-the-index-saw-it", "indexed"])
+def test_merge_interrupted_after_its_note_then_merged_again_writes_one_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indexed: bool
+) -> None:
+    """Found by test_crash.py (seed 663392436): a kill after a merge wrote its new note but
+    before it archived an original left the originals active; the same cluster merged again the
+    same day got the same consolidated id and wrote a second note carrying it (later promoted,
+    two notes with one id). Merging it again now finishes the interrupted merge instead."""
+    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
+        "vault": copy_vault(SAMPLE_VAULT, tmp_path / "vault"), "data_dir": tmp_path / "data",
+        "embedding_model": "fake"})
+    first = build_app(settings, daemon=True)
+    first.sync.reindex()
+    cluster = to_wire(first.consolidator.list_clusters(REFERENCE))["clusters"][0]
+    members = {m["id"] for m in cluster["members"]}
+    before = notes_on_disk(first.root)
+
+    def killed(*args: Any) -> Any:
+        raise Killed
+
+    monkeypatch.setattr(memory_store, "edit_memory_note", killed)
+    with pytest.raises(Killed):
+        first.consolidator.merge(cluster["id"], REFERENCE)
+    first.close()
+    monkeypatch.undo()
+    interrupted = {p: memory_id(t.decode()) for p, t in notes_on_disk(first.root).items()
+                   if p not in before}
+    assert len(interrupted) == 1  # the new note, and no original archived
+    [(new_path, new_id)] = interrupted.items()
+
+    app = build_app(settings, daemon=True)  # the restart
+    try:
+        if indexed:  # but not close enough to the originals to join their cluster
+            app.sync.reindex()
+            index = app.index()
+            vectors = index.note_vectors
+            monkeypatch.setattr(index, "note_vectors", lambda paths: {
+                p: v for p, v in vectors(paths).items() if p != new_path})
+        result = to_wire(app.consolidator.merge(cluster["id"], REFERENCE))
+        assert result["merged_into"]["id"] == new_id
+        assert {m["id"] for m in result["archived"]} == members
+        carriers = [p for p, t in notes_on_disk(app.root).items()
+                    if memory_id(t.decode()) == new_id]
+        assert carriers == [result["merged_into"]["path"]], carriers
+        archived = [t.decode() for t in notes_on_disk(app.root).values()
+                    if memory_id(t.decode()) in members]
+        assert len(archived) == len(members)
+        assert all(f"stm_merged_into: {new_id}" in text for text in archived)
+    finally:
+        app.close()

@@ -20,8 +20,13 @@ writes, each step harmless if it is the last one to happen:
    text stays close to the originals' and the next listing clusters them again;
 4. the originals move to the archive folder; the index follows.
 
-A crash after 1 leaves the originals active: the next listing shows them in a cluster with the
-new memory, and merging that cluster again loses nothing (its body repeats some text). The
+A crash after 1 leaves the originals active. When the next listing shows them in a cluster with
+the new memory, merging that cluster again loses nothing (its body repeats some text). When it
+shows the same cluster without it (the new note not indexed yet, or not close enough to each
+original), merging it that day finishes the interrupted merge: the new memory's id is the
+cluster's and the day's, so the note already carrying it is found (catalog, else that day's
+files in the memory folder) and the originals are archived into it; a second note with that id
+is never written. The
 same holds when an archive write is refused because the user edited that original meanwhile
 (ConcurrentEdit): the originals written before it are archived, the rest stay active. A crash
 during 4 leaves archived notes outside the archive folder; the next sweep moves them
@@ -31,7 +36,8 @@ during 4 leaves archived notes outside the archive folder; the next sweep moves 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterable, Sequence
+import itertools
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -138,6 +144,8 @@ class Consolidator:
         follows every note the merge writes, creates or moves)."""
         cluster = _find(current.clusters, cluster_id)
         planned = self._best_first(cluster, current.memories, now)
+        new_id = consolidated_id(cluster.id, now.date())
+        earlier = self._earlier_merge(new_id, now.date())
         created: list[tuple[str, str]] = []  # the merged note's path and title
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
@@ -147,16 +155,18 @@ class Consolidator:
             if set(by_id) != set(cluster.members):
                 raise NotFound(f"cluster {cluster.id!r}: cluster changed: list clusters again")
             members = [by_id[m.state.id] for m in planned]
-            state = replace(
-                merge_states([m.state for m in members], cluster.cohesion,
-                             consolidated_id(cluster.id, now.date()),
-                             now, strength_max=self.params.reinforce.strength_max,
-                             decay=self.params.decay),
-                source=SOURCE,
-            )
-            created.append((self._write_merged(members, state, now, snapshot),
-                            members[0].note.title))
-            return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=state.id))
+            if earlier is not None:  # an interrupted merge of these members wrote it
+                created.append((earlier.path, earlier.note.title))
+            else:
+                state = replace(
+                    merge_states([m.state for m in members], cluster.cohesion, new_id,
+                                 now, strength_max=self.params.reinforce.strength_max,
+                                 decay=self.params.decay),
+                    source=SOURCE,
+                )
+                created.append((self._write_merged(members, state, now, snapshot),
+                                members[0].note.title))
+            return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=new_id))
                     for m in members]
 
         store = self.store
@@ -174,6 +184,18 @@ class Consolidator:
         path = self._plain_name(path, title, now.date(), snapshot)
         return MergeResult(cluster_id=cluster.id, merged_into=self.views.get(path, now),
                            archived=moves)
+
+    def _earlier_merge(self, new_id: str, day: date) -> MemoryNote | None:
+        """The note an interrupted merge of this cluster wrote today, if one carries `new_id`:
+        from the catalog, or (not indexed yet: the crash came before) today's memory files."""
+        def todays_files() -> Iterator[str]:
+            folder = self.root / self.params.memory_folder.strip("/")
+            found = sorted(folder.glob(f"{day.isoformat()} *.md")) if folder.is_dir() else []
+            yield from (file.relative_to(self.root).as_posix() for file in found)
+
+        paths = itertools.chain(self.catalog.paths_for_note_id(new_id), todays_files())
+        notes = (self.store.try_load(path) for path in paths)
+        return next((m for m in notes if m is not None and m.state.id == new_id), None)
 
     def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
         """Add the explanation once the originals are archived (a crash before leaves the new

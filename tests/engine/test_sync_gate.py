@@ -11,7 +11,7 @@ import pytest
 
 from vaultmem.app import indexer_options
 from vaultmem.config import Settings
-from vaultmem.engine.indexer import Indexer, SyncReport
+from vaultmem.engine.indexer import LARGE_NOTE_BYTES, Indexer, SyncReport
 from vaultmem.engine.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import Stopping
@@ -20,6 +20,7 @@ from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder
 from vaultmem.vault.ignore import IgnoreRules
+from vaultmem.vault.notes import Note, RawNote
 
 from .test_indexer import CountingStore, write
 
@@ -97,6 +98,35 @@ def test_small_notes_in_the_same_sync_go_before_the_large_one(parts: tuple[
     assert smalls and max(smalls) < first_big
     # between the pieces, only the large note was still unwritten
     assert seen_between == [frozenset({BIG})] * (pieces - 1)
+
+
+def test_a_large_note_is_parsed_only_after_the_small_notes_of_its_sync_are_written(
+        parts: tuple[Path, Catalog, Indexer, GatedEmbedder],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its Markdown takes a while to parse (~0.7 ms per KB): the sync fingerprints it from its
+    bytes and parses it when its turn comes, after the small notes are in the index."""
+    vault, catalog, indexer, embedder = parts
+    write(vault, BIG, big_text(SLICE_CHUNKS * 8))
+    assert (vault / BIG).stat().st_size > LARGE_NOTE_BYTES
+    smalls = [f"notes/small {n}.md" for n in range(3)]
+    for n, path in enumerate(smalls):
+        write(vault, path, f"# Small {n}\n\nEdited note about topic {n}.\n")
+    indexed_at_parse: list[set[str]] = []
+    parse = RawNote.parse
+
+    def watched(raw: RawNote) -> Note:
+        if raw.path == BIG:
+            stored = indexer._store().stored_chunks(smalls)
+            indexed_at_parse.append({c.path for c in stored if "Edited" in c.text})
+        return parse(raw)
+
+    monkeypatch.setattr(RawNote, "parse", watched)
+    for _ in range(ALL):
+        embedder.allowed.release()
+    report = indexer.sync(paths=[BIG, *smalls])
+    assert (report.added, report.changed) == (1, 3)
+    assert indexed_at_parse == [set(smalls)]  # parsed once, the small notes already in
+    assert catalog.records_for([BIG])[BIG].chunk_count >= SLICE_CHUNKS * 8
 
 
 def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tuple[

@@ -32,8 +32,14 @@ from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.notes import Note, read_note
+from vaultmem.vault.notes import Note, RawNote, read_note, read_raw_note
 from vaultmem.vault.scan import FileStat, scan_one, scan_vault
+
+# Notes read by a sync, by path. A note over LARGE_NOTE_BYTES is kept as its bytes until its
+# turn to be embedded: parsing its Markdown (~0.7 ms per KB) must not delay the small notes
+# of the same batch, which are embedded and written first.
+Parsed = dict[str, Note | RawNote]
+LARGE_NOTE_BYTES = 32_768
 
 Progress = Callable[[int, int], None]
 
@@ -143,7 +149,7 @@ class Indexer:
         report = SyncReport(rebuilt_reason=self._check_identity(full=paths is None))
         known = self.catalog.records() if paths is None else self.catalog.records_for(paths)
         stats, skipped = self._stat(paths)
-        parsed = {path: note for path, note in written.items()
+        parsed: Parsed = {path: note for path, note in written.items()
                   if path in stats and (stats[path].mtime_ns, stats[path].size)
                   == (note.mtime_ns, note.size)}
         failed: dict[str, str] = {}
@@ -228,7 +234,7 @@ class Indexer:
         self,
         stats: dict[str, FileStat],
         known: dict[str, NoteRecord],
-        parsed: dict[str, Note],
+        parsed: Parsed,
         failed: dict[str, str],
     ) -> dict[str, Fingerprint]:
         disk: dict[str, Fingerprint] = {}
@@ -237,11 +243,17 @@ class Indexer:
             if rec and rec.status != SKIPPED and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size):
                 disk[path] = Fingerprint(rec.body_hash, rec.file_hash)
                 continue
-            if path in parsed:
-                disk[path] = Fingerprint(parsed[path].body_hash, parsed[path].file_hash)
+            if isinstance(written := parsed.get(path), Note):
+                disk[path] = Fingerprint(written.body_hash, written.file_hash)
                 continue
             try:
-                note = read_note(self.root, path)
+                note: Note | RawNote
+                if st.size > LARGE_NOTE_BYTES:
+                    note = read_raw_note(self.root, path)
+                    disk[path] = Fingerprint(*note.fingerprint())
+                else:
+                    note = read_note(self.root, path)
+                    disk[path] = Fingerprint(note.body_hash, note.file_hash)
             except NotFound:
                 continue  # deleted since the scan: gone from the index like any deleted note
             except (NoteError, InvalidInput) as exc:  # InvalidInput: e.g. a path leaving the vault
@@ -251,17 +263,16 @@ class Indexer:
                 failed[path] = f"cannot read: {exc.strerror or exc}"
                 continue
             parsed[path] = note
-            disk[path] = Fingerprint(note.body_hash, note.file_hash)
         return disk
 
     # apply --------------------------------------------------------------------------------
 
     def _apply_embeds(
-        self, plan: SyncPlan, parsed: dict[str, Note], known: dict[str, NoteRecord],
+        self, plan: SyncPlan, parsed: Parsed, known: dict[str, NoteRecord],
         report: SyncReport, progress: Progress | None, between: Between | None, run: Run,
     ) -> None:
         # smallest first: a large note in the same batch delays none of the others
-        paths = sorted([*plan.adds, *plan.changes], key=lambda p: (self._note(p, parsed).size, p))
+        paths = sorted([*plan.adds, *plan.changes], key=lambda p: (_size(p, parsed), p))
         total, done = len(paths), 0
         self.progress.planned(run, total)
         if progress:
@@ -280,7 +291,7 @@ class Indexer:
         report.added, report.changed = len(plan.adds), len(plan.changes)
 
     def _apply_metadata(
-        self, plan: SyncPlan, parsed: dict[str, Note], known: dict[str, NoteRecord],
+        self, plan: SyncPlan, parsed: Parsed, known: dict[str, NoteRecord],
         report: SyncReport,
     ) -> None:
         moved_to = {new: old for old, new in plan.moves}
@@ -353,7 +364,7 @@ class Indexer:
     # parsing and embedding ----------------------------------------------------------------
 
     def _embed_batches(
-        self, paths: Sequence[str], parsed: dict[str, Note], before: Mapping[str, str],
+        self, paths: Sequence[str], parsed: Parsed, before: Mapping[str, str],
         between: Between | None, run: Run,
     ) -> Iterator[tuple[list[tuple[NoteRecord, list[ChunkRecord]]], int]]:
         """Batches of (note record, chunks) ready to write, each with how many chunks it
@@ -362,6 +373,9 @@ class Indexer:
         pending_chunks = 0
         first_unwritten = 0
         for n, path in enumerate(paths):
+            if pending and isinstance(parsed.get(path), RawNote):  # what is ready goes first
+                yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
+                pending, pending_chunks, first_unwritten = [], 0, n
             note = self._note(path, parsed)
             chunks = self._chunks(note)
             alone = len(chunks) > SLICE_CHUNKS
@@ -422,9 +436,14 @@ class Indexer:
             for chunk in self._store().stored_chunks(edited)
         }
 
-    def _note(self, path: str, parsed: dict[str, Note]) -> Note:
+    def _note(self, path: str, parsed: Parsed) -> Note:
         note = parsed.get(path)
-        if note is None:
-            note = read_note(self.root, path)
+        if not isinstance(note, Note):
+            note = read_note(self.root, path) if note is None else note.parse()
             parsed[path] = note
         return note
+
+
+def _size(path: str, parsed: Parsed) -> int:
+    note = parsed.get(path)
+    return len(note.raw) if isinstance(note, RawNote) else note.size if note else 0

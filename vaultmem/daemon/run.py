@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -44,6 +45,11 @@ from vaultmem.vault.writes import remove_stale_temp_files
 
 log = logging.getLogger("vaultmem.daemon.run")
 DAEMON_FILE = "daemon.json"
+# A thread waiting for the GIL gets it after at most this long (CPython's default: 5 ms). A
+# request gives the GIL up at each file stat or catalog query and waits to get it back; beside
+# pure-Python work (a large note's Markdown being parsed) a status call of 2 ms took ~900 ms
+# at 5 ms and ~70 ms at 0.5 ms (docs/benchmarks.md, "A large note beside small edits").
+SWITCH_INTERVAL_S = 0.0005
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
 
@@ -93,6 +99,7 @@ class Daemon:
             self._close_app()
             raise
         tune_malloc()  # before the index's and the model's native threads start
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
         try:
             self._start_parts()
         except BaseException:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import vaultmem.vault.notes
 import vaultmem.vault.scan
 from tests.cli._support import REFERENCE, ago, memory_note
 from vaultmem.api.wire import to_wire
@@ -116,6 +117,34 @@ def test_status_reads_the_catalog_and_the_vault_once(
     else:  # the watcher keeps the catalog current: no scan
         assert _whole(counts) == (1, 0, 0), counts
 
+
+def test_status_judges_languages_without_parsing_markdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The language sample is re-read whenever the number of indexed notes changes; reading
+    it used to parse each sampled note's Markdown (~0.7 ms per KB, and far longer beside a
+    sync parsing a large note), which held up every such status call."""
+    vault = tmp_path / "vault"
+    (vault / "notes").mkdir(parents=True)
+    for n in range(5):
+        (vault / "notes" / f"plain {n}.md").write_text(
+            f"# Plain {n}\n\n{KETTLE} {TAXES} Note {n}.\n", encoding="utf-8")
+    with _app(tmp_path, "daemon") as app:
+        api = app.api(clock=lambda: NOW, daemon_status=lambda: {})
+        api.call("status", {})
+        (vault / "notes" / "new.md").write_text(f"# New\n\n{TAXES} {KETTLE}\n", encoding="utf-8")
+        app.sync.sync_paths(["notes/new.md"])
+        parsed: list[str] = []
+        parse = vaultmem.vault.notes.parse_note
+
+        def counting(path: str, *args: Any, **kwargs: Any) -> Any:
+            parsed.append(path)
+            return parse(path, *args, **kwargs)
+
+        monkeypatch.setattr(vaultmem.vault.notes, "parse_note", counting)
+        data = api.call("status", {})
+    assert data["languages"]["sampled"] == 6 and data["notes"] == 6
+    assert parsed == []
 
 def test_a_sweep_promoting_several_reads_once(
     tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch

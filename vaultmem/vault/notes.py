@@ -115,10 +115,13 @@ class RawNote:
     mtime_ns: int
     read_only: bool
 
+    def body(self) -> str:
+        """The text after the frontmatter, as the parsed note has it (NoteError: binary)."""
+        return _split(_decoded(self.raw)[0])[1]
+
     def fingerprint(self) -> tuple[str, str]:
         """(body hash, file hash), as the parsed note has them (NoteError: binary)."""
-        text, _ = _decoded(self.raw)
-        return _sha256(_split(text)[1]), hashlib.sha256(self.raw).hexdigest()
+        return _sha256(self.body()), hashlib.sha256(self.raw).hexdigest()
 
     def parse(self) -> Note:
         return parse_note(self.path, self.raw, mtime_ns=self.mtime_ns, read_only=self.read_only)

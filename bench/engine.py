@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +71,11 @@ from tests.harness.bench_vault import (
     usable_chunk,
 )
 from tests.harness.queries import QUERIES
-from vaultmem.app import App
+from vaultmem.app import App, embedder_options
+from vaultmem.config import Settings
 from vaultmem.core.chunking import chunk_markdown, embedding_text
-from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder
+from vaultmem.index.base import Embedder
+from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder, make_embedder
 from vaultmem.vault.notes import read_note
 from vaultmem.vault.scan import scan_vault
 
@@ -198,7 +201,7 @@ def reindex_unchanged(
 
 
 def build_synthetic(
-    size: int, pool: list[PoolChunk], vectors: np.ndarray, real: SentenceTransformerEmbedder,
+    size: int, pool: list[PoolChunk], vectors: np.ndarray, queries: Embedder,
     tmp: Path, memories: int,
 ) -> Synthetic:
     generator = VaultGenerator(pool, seed=size)
@@ -207,7 +210,7 @@ def build_synthetic(
     watch = Stopwatch()
     generator.write(vault, notes)
     written = watch.elapsed()
-    embedder = PoolEmbedder(real, [c.text for c in pool], vectors)
+    embedder = PoolEmbedder(queries, [c.text for c in pool], vectors)
     app = make_app(vault, data, embedder)
     watch = Stopwatch()
     report = app.sync.reindex()
@@ -295,6 +298,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="before each measurement wait up to this many seconds for the "
                              "machine to be quiet (60; 0 = never wait)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--runtime", choices=("auto", "onnx", "torch"), default="auto",
+                        help="the runtime that embeds the search queries (default auto, as "
+                             "the daemon: ONNX when installed)")
     args = parser.parse_args(argv)
     quick = args.quick
     args.sizes = [int(s) for s in (args.sizes or ("1000,5000" if quick else
@@ -330,6 +336,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     CHECKER.append(real)
     say(f"excluded from all figures: LanceDB import {lance_import:.1f} s, model load + first "
         f"batch {watch.elapsed():.1f} s (torch threads: {_torch_threads()})")
+    queries = query_embedder(args.runtime)
+    say(f"queries embedded as the daemon embeds them: runtime {args.runtime} -> "
+        f"{getattr(queries, 'runtime', '?')} (indexing figures: torch, as the index is built "
+        "with either runtime's identical vectors)")
 
     with tempfile.TemporaryDirectory(prefix="vaultmem-bench-") as name:
         tmp = Path(name)
@@ -360,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"real embedding of the source chunk + N(0, 0.02) per dimension, renormalised")
         keep: Synthetic | None = None
         for size in args.sizes:
-            syn = build_synthetic(size, pool, vectors, real, tmp, args.memories)
+            syn = build_synthetic(size, pool, vectors, queries, tmp, args.memories)
             reindex_unchanged(f"{size}-chunk generated vault", syn.app, syn.embedder,
                               args.reindex_repeats, results)
             rounds = args.repeats if size < 50000 else max(1, args.repeats - 1)
@@ -377,7 +387,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             section(f"4. search after {args.churn} single-note updates vs fresh "
                     f"({args.churn_size} chunks)")
             if keep is None:
-                keep = build_synthetic(args.churn_size, pool, vectors, real, tmp, args.memories)
+                keep = build_synthetic(args.churn_size, pool, vectors, queries, tmp,
+                                       args.memories)
             churn(keep, args.churn, 2, tmp, results)
             keep.app.close()
         if args.keep:
@@ -388,6 +399,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     summary(results, args)
     say(f"\ntotal run time {started.elapsed() / 60:.1f} min; load average at the end "
         f"{load_average()}")
+
+
+def query_embedder(runtime: str) -> Embedder:
+    """The default model on `runtime`, as the daemon makes it (its ONNX file from the usual
+    model cache, made there by scripts/setup), loaded."""
+    embedder = make_embedder("default", embedder_options(replace(Settings(),
+                                                                 embedding_runtime=runtime)))
+    embedder.embed_query("warm-up")
+    return embedder
 
 
 def real_pool(

@@ -29,6 +29,7 @@ from vaultmem.engine.search_context import query_context
 from vaultmem.engine.shapes import obsidian_uri
 from vaultmem.engine.successors import mark_superseded, prefer_current
 from vaultmem.errors import InvalidInput, NotFound
+from vaultmem.index import inference
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
 
@@ -85,9 +86,10 @@ class Search:
         if allowed is not None and not allowed:
             return SearchResult(query=query, hits=())
         index = self._index()
-        vector_hits = index.vector_search(
-            self._embedder.embed_query(query), VECTOR_POOL, paths=allowed)
+        # the model embeds the query on its own thread while this one runs the text search
+        vector = inference.shared().submit(inference.QUERY, self._embedder.embed_query, query)
         text_hits = index.text_search(query, TEXT_POOL, paths=allowed)
+        vector_hits = index.vector_search(vector.result(), VECTOR_POOL, paths=allowed)
         signals = note_signals(vector_hits, text_hits)
         matches = rank_notes(signals, query_context(self._catalog, query, signals),
                              limit=max(RERANK_POOL, top_k * 5))

@@ -156,7 +156,18 @@ class LanceIndex:
             if paths is not None and len(paths) * BROAD_FILTER >= notes > 0:
                 return self._text_search_broad(terms, k, paths, notes)
             where = tb.in_list("path", paths) if paths is not None else None
-            return self._full_text(terms, k, where)
+            found = self._with_texts(self._full_text(terms, k, where, with_text=False))
+            return found if found is not None else self._full_text(terms, k, where)
+
+    def _with_texts(self, hits: list[ChunkHit]) -> list[ChunkHit] | None:
+        """The hits with their texts from the in-memory matrix (reading the text column of
+        every hit is most of the bytes a text search reads), or None if one is not there."""
+        self._ensure_matrix()
+        texts = [self._chunk_text(hit) for hit in hits]
+        if None in texts:
+            return None
+        return [replace(hit, text=text) for hit, text in zip(hits, texts, strict=True)
+                if text is not None]
 
     def _full_text(
         self, terms: str, k: int, where: str | None, *, with_text: bool = True
@@ -194,10 +205,9 @@ class LanceIndex:
         hits = self._full_text(terms, depth, None, with_text=False)
         kept = [hit for hit in hits if hit.path in allowed][:k]
         if len(kept) >= wanted or len(hits) < depth:  # enough, or every match was seen
-            texts = [self._chunk_text(hit) for hit in kept]
-            if None not in texts:
-                return [replace(hit, text=text) for hit, text in zip(kept, texts, strict=True)
-                        if text is not None]
+            found = self._with_texts(kept)
+            if found is not None:
+                return found
         return self._full_text(terms, k, tb.in_list("path", allowed))
 
     def _chunk_text(self, hit: ChunkHit) -> str | None:

@@ -16,11 +16,16 @@ from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
 from vaultmem.daemon.run import SWITCH_INTERVAL_S, Daemon
 
+CPYTHON_DEFAULT_S = 0.005
+
 
 @pytest.fixture
 def default_interval() -> Iterator[float]:
+    """CPython's default for the test, whatever a daemon started earlier in this process set;
+    the interval as it was afterwards."""
     before = sys.getswitchinterval()
-    yield before
+    sys.setswitchinterval(CPYTHON_DEFAULT_S)
+    yield CPYTHON_DEFAULT_S
     sys.setswitchinterval(before)
 
 

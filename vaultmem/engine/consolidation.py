@@ -36,8 +36,7 @@ during 4 leaves archived notes outside the archive folder; the next sweep moves 
 from __future__ import annotations
 
 import contextlib
-import itertools
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -187,13 +186,15 @@ class Consolidator:
 
     def _earlier_merge(self, new_id: str, day: date) -> MemoryNote | None:
         """The note an interrupted merge of this cluster wrote today, if one carries `new_id`:
-        from the catalog, or (not indexed yet: the crash came before) today's memory files."""
-        def todays_files() -> Iterator[str]:
+        from the catalog, or (not indexed yet: the crash came before) among today's files in
+        the memory folder that the catalog does not know (only those are read)."""
+        paths = self.catalog.paths_for_note_id(new_id)
+        if not paths:
             folder = self.root / self.params.memory_folder.strip("/")
-            found = sorted(folder.glob(f"{day.isoformat()} *.md")) if folder.is_dir() else []
-            yield from (file.relative_to(self.root).as_posix() for file in found)
-
-        paths = itertools.chain(self.catalog.paths_for_note_id(new_id), todays_files())
+            today = [f.relative_to(self.root).as_posix()
+                     for f in sorted(folder.glob(f"{day.isoformat()} *.md"))]
+            known = self.catalog.records_for(today)
+            paths = [path for path in today if path not in known]
         notes = (self.store.try_load(path) for path in paths)
         return next((m for m in notes if m is not None and m.state.id == new_id), None)
 

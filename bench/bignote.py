@@ -227,19 +227,16 @@ def main() -> None:
               f"(load average {load_average()}):")
         print(f"  {'':24} {'alone':>26} | {'a burst alone':>26} | "
               f"{'burst with the large note':>26} | {'while it embeds':>26} | large note")
-        for name, rounds in results.items():
-            alone, burst, together, during = (
-                [v for r in rounds for v in getattr(r, group)]
-                for group in ("alone", "burst", "together", "during"))
-            big = sorted(r.big_s for r in rounds)[len(rounds) // 2]
+        groups = {name: [[v for r in rounds for v in getattr(r, group)]
+                         for group in ("alone", "burst", "together", "during")]
+                  for name, rounds in results.items()}
+        for name, (alone, burst, together, during) in groups.items():
+            big = sorted(r.big_s for r in results[name])[len(results[name]) // 2]
             print(f"  {name:24} {figures(alone)} | {figures(burst)} | {figures(together)} | "
                   f"{figures(during)} | {big:.1f} s")
         print("\ndelay the large note added (p50 / p95 / max, each against the same edits "
               "without it; the target is at most the time to index them alone):")
-        for name, rounds in results.items():
-            alone, burst, together, during = (
-                [v for r in rounds for v in getattr(r, group)]
-                for group in ("alone", "burst", "together", "during"))
+        for name, (alone, burst, together, during) in groups.items():
             print(f"  {name:24} while it embeds {delays(during, alone)} | "
                   f"a burst with it {delays(together, burst)}")
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from vaultmem.core.ranking import (
     MATCH_THRESHOLD,
+    TEXT_WEIGHT,
     ChunkHit,
     NoteMatch,
     NoteSignals,
@@ -231,3 +232,25 @@ def test_blend_review_properties(
     assert len(paths) == len(set(paths))
     assert len(blended) == min(top_k, n)
     assert all(priorities.get(r.path, 0) > 0 for r in blended if r.review)
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 4), st.sampled_from([0.2, 0.5])),
+                max_size=20),
+       st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 4), st.sampled_from([1.0, 3.0])),
+                max_size=20))
+def test_each_notes_snippet_is_its_best_fused_chunk_ties_to_the_first_chunk_id(
+    vector_rows: list[tuple[str, int, float]], text_rows: list[tuple[str, int, float]],
+) -> None:
+    vector = list({f"{n}#{i}": hit(f"{n}#{i}", s) for n, i, s in vector_rows}.values())
+    text = list({f"{n}#{i}": hit(f"{n}#{i}", s) for n, i, s in text_rows}.values())
+    fused: dict[str, float] = {}
+    for hits, weight in ((vector, 1 - TEXT_WEIGHT), (text, TEXT_WEIGHT)):
+        low, high = min((h.score for h in hits), default=0), max((h.score for h in hits), default=0)
+        for h in hits:
+            unit = 1.0 if high <= low else (h.score - low) / (high - low)
+            fused[h.chunk_id] = fused.get(h.chunk_id, 0.0) + weight * unit
+    expected: dict[str, str] = {}
+    for chunk_id in sorted(fused, key=lambda c: (-fused[c], c)):
+        expected.setdefault(f"{chunk_id.split('#')[0]}.md", chunk_id)
+    found = signals(vector, text)
+    assert {path: s.best.chunk_id for path, s in found.items()} == expected

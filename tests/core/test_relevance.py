@@ -31,6 +31,9 @@ def test_content_words_drop_stop_words_numbers_and_accents() -> None:
     ("What did Caroline research?", ["2023-05-25 s02 t008 Caroline"], 1.0, False),
     ("notes from session s02", ["2023-05-25 s02 t008 Caroline"], 0.5, False),
     ("", ["Anything"], 0.0, False),
+    ("anything", ["  ", "Anything"], 1.0, True),  # a blank name is passed over
+    ("turn 12 of the game", ["Turn 12", "Game 7"], 1.0, False),  # numbers the query has count
+    ("the game", ["Game 7"], 1.0, False),  # ... and those it has not are left out
 ])
 def test_name_match(query: str, names: list[str], coverage: float, exact: bool) -> None:
     found = name_match(query, names)

@@ -126,8 +126,13 @@ def _best_chunks(
             fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + weight * value
             hits.setdefault(hit.chunk_id, hit)
     best: dict[str, ChunkHit] = {}
-    for chunk_id in sorted(fused, key=lambda c: (-fused[c], c)):
-        best.setdefault(hits[chunk_id].path, hits[chunk_id])
+    held: dict[str, tuple[float, str]] = {}  # path: (fused score, chunk id) of its best chunk
+    for chunk_id, value in fused.items():
+        hit = hits[chunk_id]
+        kept = held.get(hit.path)
+        if kept is None or value > kept[0] or (value == kept[0] and chunk_id < kept[1]):
+            held[hit.path] = (value, chunk_id)
+            best[hit.path] = hit
     return best
 
 

@@ -97,17 +97,8 @@ def _content_stems(name: str) -> frozenset[str]:
     return frozenset(_stem(w) for w in content_words(name))
 
 
-@functools.lru_cache(maxsize=65536)
 def _normal_name(text: str) -> str:
     return " ".join(words(text))
-
-
-@functools.lru_cache(maxsize=65536)
-def _split_stems(name: str) -> tuple[frozenset[str], frozenset[str]]:
-    """A name's stems without digits, and those with digits."""
-    stems = _content_stems(name)
-    numbered = frozenset(w for w in stems if any(ch.isdigit() for ch in w))
-    return stems - numbered, numbered
 
 
 # ---- names ------------------------------------------------------------------------------------
@@ -119,23 +110,37 @@ class NameMatch:
     exact: bool  # the query is one of the note's names (case, accents, punctuation aside)
 
 
+_NO_NAME_MATCH = NameMatch(0.0, False)
+
+
 def name_match(query: str, names: Iterable[str]) -> NameMatch:
     """How much of the note's title or an alias the query names."""
-    query_stems = _content_stems(query)
-    normal_query = _normal_name(query)
+    query_stems, normal_query = _query_name(query)
     best, exact = 0.0, False
     for name in names:
-        if not name.strip():
-            continue
-        if normal_query and _normal_name(name) == normal_query:
+        normal, plain, numbered = _name_parts(name)
+        if normal_query and normal == normal_query:
             exact = True
         # Numbering and dates in a name ("s01", "2023") count only when the query has them.
-        plain, numbered = _split_stems(name)
-        matched = len(plain & query_stems) + len(numbered & query_stems)
-        size = len(plain) + len(numbered & query_stems)
+        named = numbered & query_stems if numbered else numbered
+        size = len(plain) + len(named)
         if size:
-            best = max(best, matched / size)
-    return NameMatch(best, exact)
+            best = max(best, (len(plain & query_stems) + len(named)) / size)
+    return NameMatch(best, exact) if best or exact else _NO_NAME_MATCH
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_name(query: str) -> tuple[frozenset[str], str]:
+    return _content_stems(query), _normal_name(query)
+
+
+@functools.lru_cache(maxsize=65536)
+def _name_parts(name: str) -> tuple[str, frozenset[str], frozenset[str]]:
+    """A name's words as one string (to compare with a query's), its stems without digits
+    and those with (cached: every search asks for each candidate's names)."""
+    stems = _content_stems(name)
+    numbered = frozenset(w for w in stems if any(ch.isdigit() for ch in w))
+    return _normal_name(name), stems - numbered, numbered
 
 
 # ---- threads ----------------------------------------------------------------------------------
@@ -218,15 +223,23 @@ def cosine_evidence(cosine: float | None) -> float:
 def word_evidence(query: str, text: str) -> float:
     """The share of the query's content words (lightly stemmed) that occur in `text`: a stem
     counts where a word of the text starts with it (`paint` in "paintings")."""
-    wanted = _content_stems(query)
+    wanted, starts, runs = _query_terms(query)
     if not wanted:
         return 0.0
     folded = _fold(text)
-    plain = frozenset(w for w in wanted if _CJK.search(w) is None)
-    found = set(_word_starts(plain).findall(folded)) if plain else set()
+    found = set(starts.findall(folded)) if starts is not None else set()
     # a CJK two-character word counts anywhere in a run (those runs have no word starts)
-    found.update(w for w in wanted - plain if w in folded)
+    found.update(w for w in runs if w in folded)
     return len(found) / len(wanted)
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_terms(query: str) -> tuple[frozenset[str], re.Pattern[str] | None, frozenset[str]]:
+    """A query's stems, the pattern finding its non-CJK ones at word starts, and its CJK ones
+    (cached: a search asks for the same query's evidence once per candidate note)."""
+    wanted = _content_stems(query)
+    plain = frozenset(w for w in wanted if _CJK.search(w) is None)
+    return wanted, (_word_starts(plain) if plain else None), wanted - plain
 
 
 def _fold(text: str) -> str:

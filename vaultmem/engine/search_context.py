@@ -11,7 +11,6 @@ from collections.abc import Mapping
 
 from vaultmem.core.ranking import THREAD_MAX_CHUNKS, THREAD_WIDTH, NoteSignals, QueryContext
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
-from vaultmem.index.base import names_of
 from vaultmem.index.catalog import Catalog
 
 
@@ -19,10 +18,7 @@ def query_context(
     catalog: Catalog, query: str, signals: Mapping[str, NoteSignals]
 ) -> QueryContext:
     """The QueryContext of `signals`' notes."""
-    names = {
-        path: names_of(path, title, aliases)
-        for path, (title, aliases) in catalog.names_for(signals).items()
-    }
+    names = catalog.note_names_for(signals)
     threads: dict[tuple[str, str, str], list[str]] = {}
     neighbours = {}
     for path in signals:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from vaultmem.index.base import SCHEMA_VERSION, NoteRecord
+from vaultmem.index.base import SCHEMA_VERSION, NoteRecord, names_of
 
 _COLUMNS = (
     "path", "file_hash", "body_hash", "title", "tags", "aliases", "links", "note_id",
@@ -25,6 +25,7 @@ _COLUMNS = (
 )
 _LIST_COLUMNS = {"tags", "aliases", "links"}
 _PER_QUERY = 500  # paths bound in one IN (...): below SQLite's variable limit
+_NAMES_KEPT = 100_000  # notes whose names stay in memory between searches
 
 #: Told of every change this process makes: (upserted records, deleted paths), or
 #: (None, ()) when every row was dropped.
@@ -54,6 +55,9 @@ class Catalog:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._listeners: list[Listener] = []
+        # every search asks for its few hundred candidates' names: kept until a note changes
+        self._names: dict[str, tuple[str, ...]] = {}
+        self._names_version = -1
 
     def subscribe(self, listener: Listener) -> None:
         """Call `listener` after each committed change made through this catalog."""
@@ -93,6 +97,7 @@ class Catalog:
                 "INSERT INTO meta(key, value) VALUES (?, ?)",
                 [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
             )
+            self._names.clear()
         self._notify(None, ())
 
     # reads --------------------------------------------------------------------------------
@@ -126,6 +131,22 @@ class Catalog:
             for path, title, aliases in rows:
                 found[path] = (title, tuple(json.loads(aliases)) if aliases else ())
         return found
+
+    def note_names_for(self, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """Every name of each known path (`names_of`: file name, title, aliases), answered
+        from memory for notes unchanged since they were last asked for."""
+        wanted = list(dict.fromkeys(paths))
+        with self._lock:
+            version = self.data_version()
+            if version != self._names_version or len(self._names) > _NAMES_KEPT:
+                self._names.clear()  # another process wrote, or the memo grew too large
+                self._names_version = version
+            names = self._names
+            missing = [p for p in wanted if p not in names]
+            if missing:
+                for path, (title, aliases) in self.names_for(missing).items():
+                    names[path] = names_of(path, title, aliases)
+            return {p: names[p] for p in wanted if p in names}
 
     def paths_in_folder(self, folder: str, name_prefix: str = "", *,
                         max_chunks: int | None = None) -> list[str]:
@@ -186,6 +207,8 @@ class Catalog:
                 f"INSERT OR REPLACE INTO notes({', '.join(_COLUMNS)}) VALUES ({placeholders})",
                 [_to_row(record) for record in records],
             )
+            for path in (*deletes, *(record.path for record in records)):
+                self._names.pop(path, None)
         self._notify(records, deletes)  # outside the lock: listeners may read the catalog
 
     # plumbing -----------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import shutil
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -166,8 +165,8 @@ class LanceIndex:
         texts = [self._chunk_text(hit) for hit in hits]
         if None in texts:
             return None
-        return [replace(hit, text=text) for hit, text in zip(hits, texts, strict=True)
-                if text is not None]
+        return [ChunkHit(hit.chunk_id, hit.path, text, hit.score)
+                for hit, text in zip(hits, texts, strict=True) if text is not None]
 
     def _full_text(
         self, terms: str, k: int, where: str | None, *, with_text: bool = True

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultmem.core.relevance import (
+    _content_stems,
     content_words,
     evidence,
     name_match,
@@ -122,3 +125,21 @@ def test_cjk_query_words_are_found_inside_a_sentence() -> None:
     assert word_evidence("東京", "日本語のテキストは東京で書かれました") == 1.0
     assert word_evidence("暗号化の方法", "暗号化の方法について") == 1.0
     assert word_evidence("大阪", "東京で書かれました") == 0.0
+
+
+_LETTERS = st.text("abco", min_size=2, max_size=5)
+
+
+@given(st.lists(_LETTERS, min_size=1, max_size=5), st.lists(
+    st.one_of(_LETTERS, st.sampled_from([" ", "-", "_", "1", "é", "ab_c", "\n"])), max_size=30))
+def test_word_evidence_counts_stems_where_a_longest_first_search_finds_them(
+    query_words: list[str], text_parts: list[str],
+) -> None:
+    """word_evidence finds stems by substring search; it must agree with a search for any of
+    the query's stems at a word start, longest first."""
+    query, text = " ".join(query_words), "".join(text_parts)
+    wanted = _content_stems(query)
+    longest_first = sorted(wanted, key=lambda s: (-len(s), s))
+    pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, longest_first)) + ")")
+    expected = len(set(pattern.findall(text.casefold()))) / len(wanted) if wanted else 0.0
+    assert word_evidence(query, text) == pytest.approx(expected)

@@ -227,19 +227,43 @@ def word_evidence(query: str, text: str) -> float:
     if not wanted:
         return 0.0
     folded = _fold(text)
-    found = set(starts.findall(folded)) if starts is not None else set()
+    found = _at_word_starts(starts, folded)
     # a CJK two-character word counts anywhere in a run (those runs have no word starts)
     found.update(w for w in runs if w in folded)
     return len(found) / len(wanted)
 
 
+#: Each stem with the query's longer stems that begin with it (`art`: `artist`).
+_Starts = tuple[tuple[str, tuple[str, ...]], ...]
+
+
 @functools.lru_cache(maxsize=1024)
-def _query_terms(query: str) -> tuple[frozenset[str], re.Pattern[str] | None, frozenset[str]]:
-    """A query's stems, the pattern finding its non-CJK ones at word starts, and its CJK ones
-    (cached: a search asks for the same query's evidence once per candidate note)."""
+def _query_terms(query: str) -> tuple[frozenset[str], _Starts, frozenset[str]]:
+    """A query's stems, its non-CJK ones as `_Starts`, and its CJK ones (cached: a search
+    asks for the same query's evidence once per candidate note)."""
     wanted = _content_stems(query)
-    plain = frozenset(w for w in wanted if _CJK.search(w) is None)
-    return wanted, (_word_starts(plain) if plain else None), wanted - plain
+    plain = sorted(w for w in wanted if _CJK.search(w) is None)
+    starts = tuple(
+        (stem, tuple(t for t in plain if len(t) > len(stem) and t.startswith(stem)))
+        for stem in plain)
+    return wanted, starts, wanted - frozenset(plain)
+
+
+def _at_word_starts(starts: _Starts, text: str) -> set[str]:
+    """The stems that begin a word of `text`. A word that a longer stem also begins counts
+    for the longer one only (`artist` in "artists" is not `art`). Substring searches, not a
+    regular expression: this runs for every candidate of every search, ~6x faster."""
+    found = set()
+    for stem, longer in starts:
+        at = text.find(stem)
+        while at >= 0:
+            before = text[at - 1] if at else " "
+            if not (before.isalnum() or before == "_") and not any(
+                    text.startswith(other, at) for other in longer):
+                found.add(stem)
+                break
+            at = text.find(stem, at + 1)
+    return found
 
 
 def _fold(text: str) -> str:
@@ -249,13 +273,6 @@ def _fold(text: str) -> str:
         folded = unicodedata.normalize(
             "NFC", _COMBINING.sub("", unicodedata.normalize("NFKD", folded)))
     return folded
-
-
-@functools.lru_cache(maxsize=1024)
-def _word_starts(stems: frozenset[str]) -> re.Pattern[str]:
-    """One pattern finding any of `stems` at the start of a word (longest first)."""
-    ordered = sorted(stems, key=lambda stem: (-len(stem), stem))
-    return re.compile(r"(?<!\w)(" + "|".join(map(re.escape, ordered)) + ")")
 
 
 def evidence(cosine: float | None, query: str, text: str) -> float:

@@ -195,14 +195,15 @@ def propagate(
     decay: float,
 ) -> dict[str, float]:
     """score + share · the best neighbour's score (× decay for each further place)."""
-    result = {}
-    for path, value in scores.items():
+    result = dict(scores)  # most candidates of most vaults have no neighbours
+    for path, around in neighbours.items():
+        if path not in scores:
+            continue
         lift = max(
-            (scores.get(other, 0.0) * decay ** (distance - 1)
-             for other, distance in neighbours.get(path, ())),
+            (scores.get(other, 0.0) * decay ** (distance - 1) for other, distance in around),
             default=0.0,
         )
-        result[path] = value + share * lift
+        result[path] = scores[path] + share * lift
     return result
 
 

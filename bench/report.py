@@ -15,7 +15,7 @@ TOP_K = 10
 POOL = max(50, TOP_K * 5)  # what Search.search asks of each retriever
 
 TARGETS = {
-    "ratio": 0.85, "reindex": 2.0, "p50_10k": 0.060, "p50_100k": 0.100, "churn": 1.5,
+    "ratio": 0.85, "reindex": 2.0, "p50_10k": 0.040, "p50_100k": 0.100, "churn": 1.5,
 }
 
 

@@ -4,13 +4,14 @@ waiting changes let in between them, and the counts of the work visible while it
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from vaultmem.app import indexer_options
 from vaultmem.config import Settings
+from vaultmem.engine import indexer as indexer_module
 from vaultmem.engine.indexer import LARGE_NOTE_BYTES, Indexer, SyncReport
 from vaultmem.engine.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
 from vaultmem.engine.sync_gate import SyncGate
@@ -127,6 +128,69 @@ def test_a_large_note_is_parsed_only_after_the_small_notes_of_its_sync_are_writt
     assert (report.added, report.changed) == (1, 3)
     assert indexed_at_parse == [set(smalls)]  # parsed once, the small notes already in
     assert catalog.records_for([BIG])[BIG].chunk_count >= SLICE_CHUNKS * 8
+
+
+def test_an_edit_waiting_while_a_large_note_is_parsed_is_synced_during_the_parse(
+        parts: tuple[Path, Catalog, Indexer, GatedEmbedder],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The large note's parse runs apart (vault/parse_apart.py) and the sync lets waiting
+    edits in meanwhile; here the parse waits until the edit is in."""
+    vault, catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    write(vault, BIG, big_text(SLICE_CHUNKS * 8))
+    assert (vault / BIG).stat().st_size > LARGE_NOTE_BYTES
+    edit = "notes/new edit.md"
+    queued = threading.Event()
+    in_during_parse: list[bool] = []
+
+    def parse_apart(raw: RawNote, wait: Callable[[], None]) -> Note:
+        assert queued.wait(WAIT_S)
+        for _ in range(int(WAIT_S / 0.01)):
+            wait()
+            if edit in catalog.records_for([edit]):
+                break
+            threading.Event().wait(0.01)
+        in_during_parse.append(edit in catalog.records_for([edit]))
+        return raw.parse()
+
+    monkeypatch.setattr(indexer_module, "parse_apart", parse_apart)
+    for _ in range(ALL):
+        embedder.allowed.release()
+    big_done: list[SyncReport] = []
+    big = threading.Thread(target=lambda: big_done.append(gate.sync_paths([BIG], {})))
+    big.start()
+    small_done: list[SyncReport] = []
+    try:
+        wait(lambda: indexer.progress.snapshot()["running"], "the large note's sync")
+        write(vault, edit, "# New edit\n\nWritten while the large note is parsed.\n")
+        small = threading.Thread(target=lambda: small_done.append(gate.sync_paths([edit], {})))
+        small.start()
+        wait(lambda: gate.queued() == 1, "the edit to wait for the writer")
+        queued.set()
+        small.join(WAIT_S)
+    finally:
+        queued.set()
+        big.join(WAIT_S)
+    assert in_during_parse == [True]
+    assert small_done and small_done[0].added == 1
+    assert big_done and big_done[0].added == 1
+
+
+def test_a_stop_during_a_large_notes_parse_ends_the_sync(
+        parts: tuple[Path, Catalog, Indexer, GatedEmbedder],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    vault, catalog, indexer, _embedder = parts
+    write(vault, BIG, big_text(SLICE_CHUNKS * 8))
+
+    def parse_apart(raw: RawNote, wait: Callable[[], None]) -> Note:
+        indexer.stop()
+        wait()
+        raise AssertionError("wait() did not end the sync")
+
+    monkeypatch.setattr(indexer_module, "parse_apart", parse_apart)
+    with pytest.raises(Stopping):
+        indexer.sync(paths=[BIG])
+    assert BIG not in catalog.records_for([BIG])
 
 
 def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tuple[

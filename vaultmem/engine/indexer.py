@@ -33,6 +33,7 @@ from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_ti
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, RawNote, read_note, read_raw_note
+from vaultmem.vault.parse_apart import parse_apart
 from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 
 # Notes read by a sync, by path. A note over LARGE_NOTE_BYTES is kept as its bytes until its
@@ -373,9 +374,12 @@ class Indexer:
         pending_chunks = 0
         first_unwritten = 0
         for n, path in enumerate(paths):
-            if pending and isinstance(parsed.get(path), RawNote):  # what is ready goes first
+            raw = parsed.get(path)
+            if pending and isinstance(raw, RawNote):  # what is ready goes first
                 yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
                 pending, pending_chunks, first_unwritten = [], 0, n
+            if isinstance(raw, RawNote):
+                parsed[path] = self._parse_large(raw, between, frozenset(paths[n:]))
             note = self._note(path, parsed)
             chunks = self._chunks(note)
             alone = len(chunks) > SLICE_CHUNKS
@@ -390,6 +394,17 @@ class Indexer:
                 pending, pending_chunks, first_unwritten = [], 0, n + 1
         if pending:
             yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
+
+    def _parse_large(
+        self, raw: RawNote, between: Between | None, unwritten: frozenset[str]
+    ) -> Note:
+        """Parsed apart (vault/parse_apart.py): waiting edits go in meanwhile."""
+        def wait() -> None:
+            self._slices.check_stopping(raw.path)
+            if between is not None:
+                between(unwritten)
+
+        return parse_apart(raw, wait)
 
     def _chunks(self, note: Note) -> list[Chunk]:
         chunks = chunk_markdown(

@@ -38,6 +38,11 @@ class SlicedEmbedding:
         slice (model call)."""
         self._stopping.set()
 
+    def check_stopping(self, note: str) -> None:
+        """Stopping, if `stop` was called (a sync's long step other than embedding)."""
+        if self._stopping.is_set():
+            raise Stopping(f"stopping: {note} left to index at the next start")
+
     def embed(
         self, texts: list[str], note: str | None, unwritten: frozenset[str],
         between: Between | None, run: Run,

@@ -1,0 +1,84 @@
+"""A large note's Markdown parsed in a child process, so that the parse does not hold the
+daemon's GIL.
+
+Parsing Markdown is pure Python (~0.7 ms per KB: ~0.25 s at 0.3 MB, seconds for a note of
+several MB). On any thread of the daemon it holds the GIL that requests and the small notes'
+own sync need, so an edit written beside a large note waited for its parse however the work
+was ordered (a parse on a thread of its own beside them was measured: no better). A child
+process costs ~0.2 s to start and is used only from PROCESS_BYTES up; meanwhile the sync's
+thread lets waiting edits in (`wait`).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+
+from vaultmem.vault.notes import Note, RawNote
+
+log = logging.getLogger(__name__)
+PROCESS_BYTES = 262_144  # below this a parse takes less than starting a process
+LOOK_S = 0.05  # how often the waiting thread calls `wait`
+
+
+def parse_apart(raw: RawNote, wait: Callable[[], None], *, look_s: float = LOOK_S) -> Note:
+    """`raw.parse()`, in a child process for a note of PROCESS_BYTES or more, calling `wait()`
+    every `look_s` until it answers (an exception from `wait` ends the child). Parsed here
+    when no child can be started or one ends without an answer."""
+    if len(raw.raw) < PROCESS_BYTES:
+        return raw.parse()
+    context = multiprocessing.get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_parse_and_send, args=(raw, send), name="vaultmem-parse",
+                            daemon=True)
+    try:
+        child.start()
+    except OSError as exc:
+        log.warning("cannot start a process to parse %s (%s): parsed in the daemon", raw.path, exc)
+        receive.close()
+        return raw.parse()
+    finally:
+        send.close()
+    try:
+        answer = _answer(receive, child, wait, look_s)
+    finally:
+        receive.close()
+        if child.is_alive():
+            child.terminate()
+        child.join()
+    if answer is None:
+        log.warning("the process parsing %s ended without an answer (exit code %s): parsed in "
+                    "the daemon", raw.path, child.exitcode)
+        return raw.parse()
+    parsed, error = answer
+    if error is not None:
+        raise error
+    assert parsed is not None
+    return parsed
+
+
+def _answer(
+    receive: Connection, child: multiprocessing.process.BaseProcess, wait: Callable[[], None],
+    look_s: float,
+) -> tuple[Note | None, BaseException | None] | None:
+    while not receive.poll(look_s):
+        if not child.is_alive() and not receive.poll():
+            return None
+        wait()
+    try:
+        answer: tuple[Note | None, BaseException | None] = receive.recv()
+    except (EOFError, OSError):
+        return None
+    return answer
+
+
+def _parse_and_send(raw: RawNote, send: Connection) -> None:
+    """The child's work."""
+    try:
+        send.send((raw.parse(), None))
+    except Exception as exc:  # the parent raises it where the parse was asked for
+        send.send((None, exc))
+    finally:
+        send.close()

@@ -38,3 +38,21 @@ def test_names_follow_a_change_another_connection_commits(tmp_path: Path) -> Non
     finally:
         reader.close()
         writer.close()
+
+
+def test_folder_listings_follow_changes_here_and_from_another_connection(
+        tmp_path: Path) -> None:
+    reader, writer = Catalog(tmp_path / "catalog.sqlite3"), Catalog(tmp_path / "catalog.sqlite3")
+    try:
+        reader.apply([note("c/Turn 1.md", "text")[0]])
+        assert reader.paths_in_folder("c") == ["c/Turn 1.md"]
+        writer.apply([note("c/Turn 2.md", "text")[0]])
+        assert reader.paths_in_folder("c") == ["c/Turn 1.md", "c/Turn 2.md"]
+        reader.apply(deletes=["c/Turn 1.md"])
+        assert reader.paths_in_folder("c") == ["c/Turn 2.md"]
+        listed = reader.paths_in_folder("c")
+        listed.append("c/not a note.md")  # the caller's copy
+        assert reader.paths_in_folder("c") == ["c/Turn 2.md"]
+    finally:
+        reader.close()
+        writer.close()

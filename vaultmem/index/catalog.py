@@ -26,6 +26,7 @@ _COLUMNS = (
 _LIST_COLUMNS = {"tags", "aliases", "links"}
 _PER_QUERY = 500  # paths bound in one IN (...): below SQLite's variable limit
 _NAMES_KEPT = 100_000  # notes whose names stay in memory between searches
+_FOLDERS_KEPT = 10_000  # folder listings (threads' notes) kept likewise
 
 #: Told of every change this process makes: (upserted records, deleted paths), or
 #: (None, ()) when every row was dropped.
@@ -55,9 +56,11 @@ class Catalog:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
         self._listeners: list[Listener] = []
-        # every search asks for its few hundred candidates' names: kept until a note changes
+        # What every search asks for (its candidates' names, their folders' notes), kept until
+        # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`).
         self._names: dict[str, tuple[str, ...]] = {}
-        self._names_version = -1
+        self._folders: dict[tuple[str, str, int | None], tuple[str, ...]] = {}
+        self._memo_version = -1
 
     def subscribe(self, listener: Listener) -> None:
         """Call `listener` after each committed change made through this catalog."""
@@ -68,6 +71,16 @@ class Catalog:
         """Changes when another connection (another process) commits to the catalog."""
         rows = self._query("PRAGMA data_version")
         return int(rows[0][0])
+
+    def _check_memos(self) -> None:
+        """Under the lock: forget the memos if another connection committed since they were
+        filled, or they grew too large."""
+        version = self.data_version()
+        if (version != self._memo_version or len(self._names) > _NAMES_KEPT
+                or len(self._folders) > _FOLDERS_KEPT):
+            self._names.clear()
+            self._folders.clear()
+            self._memo_version = version
 
     def _notify(self, upserts: Sequence[NoteRecord] | None, deletes: Sequence[str]) -> None:
         for listener in list(self._listeners):
@@ -98,6 +111,7 @@ class Catalog:
                 [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
             )
             self._names.clear()
+            self._folders.clear()
         self._notify(None, ())
 
     # reads --------------------------------------------------------------------------------
@@ -137,10 +151,7 @@ class Catalog:
         from memory for notes unchanged since they were last asked for."""
         wanted = list(dict.fromkeys(paths))
         with self._lock:
-            version = self.data_version()
-            if version != self._names_version or len(self._names) > _NAMES_KEPT:
-                self._names.clear()  # another process wrote, or the memo grew too large
-                self._names_version = version
+            self._check_memos()
             names = self._names
             missing = [p for p in wanted if p not in names]
             if missing:
@@ -153,14 +164,21 @@ class Catalog:
         """Paths of the notes directly in `folder` ("" the vault's top) whose file names start
         with `name_prefix` (and that have at most `max_chunks` chunks): a range scan of the
         primary key."""
-        prefix = f"{folder}/{name_prefix}" if folder else name_prefix
-        rows = self._query(
-            "SELECT path FROM notes WHERE path >= ? AND path < ? "
-            "AND instr(substr(path, ?), '/') = 0 AND (? IS NULL OR chunk_count <= ?)",
-            (prefix, prefix + "\U0010ffff", len(folder) + 2 if folder else 1,
-             max_chunks, max_chunks),
-        )
-        return [row[0] for row in rows]
+        key = (folder, name_prefix, max_chunks)
+        with self._lock:
+            self._check_memos()
+            if key not in self._folders:
+                # the scan reads every note under the folder, subfolders too: ~1 ms a call in
+                # a real vault, and a search asks for each of its candidates' threads
+                prefix = f"{folder}/{name_prefix}" if folder else name_prefix
+                rows = self._query(
+                    "SELECT path FROM notes WHERE path >= ? AND path < ? "
+                    "AND instr(substr(path, ?), '/') = 0 AND (? IS NULL OR chunk_count <= ?)",
+                    (prefix, prefix + "\U0010ffff", len(folder) + 2 if folder else 1,
+                     max_chunks, max_chunks),
+                )
+                self._folders[key] = tuple(row[0] for row in rows)
+            return list(self._folders[key])
 
     def paths_for_note_id(self, note_id: str) -> list[str]:
         """Every catalogued path carrying this `stm_id` (more than one after a sync conflict)."""
@@ -209,6 +227,8 @@ class Catalog:
             )
             for path in (*deletes, *(record.path for record in records)):
                 self._names.pop(path, None)
+            if records or deletes:
+                self._folders.clear()  # any note may join or leave a listing
         self._notify(records, deletes)  # outside the lock: listeners may read the catalog
 
     # plumbing -----------------------------------------------------------------------------

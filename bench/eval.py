@@ -221,6 +221,7 @@ def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path,
     app = make_app(data.vault, work / f"{data.name}-{data.layout}-data", embedder)
     try:
         sync = app.sync.reindex()
+        app.index().optimize()  # as the daemon does after an indexing run (Occasion.INDEXED)
         say(f"\n== {data.name}{f' [{data.layout}]' if data.layout else ''}: {sync.added} notes "
             f"indexed in {time.perf_counter() - started:.1f} s "
             f"({embedder.misses} texts embedded, {embedder.hits} from the cache)")

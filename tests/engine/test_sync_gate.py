@@ -11,6 +11,7 @@ import pytest
 
 from vaultmem.app import indexer_options
 from vaultmem.config import Settings
+from vaultmem.core.chunking import Chunk, note_chunks
 from vaultmem.engine import indexer as indexer_module
 from vaultmem.engine.indexer import LARGE_NOTE_BYTES, Indexer, SyncReport
 from vaultmem.engine.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
@@ -143,7 +144,8 @@ def test_an_edit_waiting_while_a_large_note_is_parsed_is_synced_during_the_parse
     queued = threading.Event()
     in_during_parse: list[bool] = []
 
-    def parse_apart(raw: RawNote, wait: Callable[[], None]) -> Note:
+    def parse_apart(
+            raw: RawNote, wait: Callable[[], None], **sizes: int) -> tuple[Note, list[Chunk]]:
         assert queued.wait(WAIT_S)
         for _ in range(int(WAIT_S / 0.01)):
             wait()
@@ -151,7 +153,8 @@ def test_an_edit_waiting_while_a_large_note_is_parsed_is_synced_during_the_parse
                 break
             threading.Event().wait(0.01)
         in_during_parse.append(edit in catalog.records_for([edit]))
-        return raw.parse()
+        note = raw.parse()
+        return note, note_chunks(note.body, note.title, **sizes)
 
     monkeypatch.setattr(indexer_module, "parse_apart", parse_apart)
     for _ in range(ALL):
@@ -182,7 +185,8 @@ def test_a_stop_during_a_large_notes_parse_ends_the_sync(
     vault, catalog, indexer, _embedder = parts
     write(vault, BIG, big_text(SLICE_CHUNKS * 8))
 
-    def parse_apart(raw: RawNote, wait: Callable[[], None]) -> Note:
+    def parse_apart(
+            raw: RawNote, wait: Callable[[], None], **sizes: int) -> tuple[Note, list[Chunk]]:
         indexer.stop()
         wait()
         raise AssertionError("wait() did not end the sync")

@@ -6,9 +6,12 @@ import multiprocessing
 
 import pytest
 
+from vaultmem.core.chunking import note_chunks
 from vaultmem.errors import NoteError, Stopping
 from vaultmem.vault.notes import RawNote
 from vaultmem.vault.parse_apart import PROCESS_BYTES, parse_apart
+
+SIZES = {"max_chars": 1000, "min_chars": 200}
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -21,11 +24,12 @@ def large_raw(path: str = "Inbox/Large.md") -> RawNote:
     return RawNote(path, raw, 123, False)
 
 
-def test_a_large_note_is_parsed_apart_as_it_would_be_here_while_wait_is_called() -> None:
+def test_a_large_note_is_parsed_and_chunked_apart_as_here_while_wait_is_called() -> None:
     raw = large_raw()
     waits: list[int] = []
-    note = parse_apart(raw, lambda: waits.append(1), look_s=0.01)
+    note, chunks = parse_apart(raw, lambda: waits.append(1), look_s=0.01, **SIZES)
     assert note == raw.parse()
+    assert chunks == note_chunks(note.body, note.title, **SIZES)
     assert waits  # the parse ran elsewhere: this thread was free meanwhile
     assert not multiprocessing.active_children()
 
@@ -33,14 +37,16 @@ def test_a_large_note_is_parsed_apart_as_it_would_be_here_while_wait_is_called()
 def test_a_smaller_note_is_parsed_here() -> None:
     raw = RawNote("small.md", b"# Small\n\nText.\n", 0, False)
     waits: list[int] = []
-    assert parse_apart(raw, lambda: waits.append(1)) == raw.parse()
+    note = raw.parse()
+    assert parse_apart(raw, lambda: waits.append(1), **SIZES) == (
+        note, note_chunks(note.body, note.title, **SIZES))
     assert not waits
 
 
 def test_the_childs_error_is_raised_here() -> None:
     raw = RawNote("binary.md", b"\x00" * PROCESS_BYTES, 0, False)
     with pytest.raises(NoteError, match="binary"):
-        parse_apart(raw, lambda: None)
+        parse_apart(raw, lambda: None, **SIZES)
     assert not multiprocessing.active_children()
 
 
@@ -49,5 +55,5 @@ def test_an_error_from_wait_ends_the_child() -> None:
         raise Stopping("stopping")
 
     with pytest.raises(Stopping):
-        parse_apart(large_raw(), stop, look_s=0.001)
+        parse_apart(large_raw(), stop, look_s=0.001, **SIZES)
     assert not multiprocessing.active_children()

@@ -50,6 +50,14 @@ def chunk_markdown(body: str, *, max_chars: int = 1000, min_chars: int = 200) ->
     return [Chunk(index, heading, text) for index, (heading, text) in enumerate(texts)]
 
 
+def note_chunks(body: str, title: str, *, max_chars: int, min_chars: int) -> list[Chunk]:
+    """A note's chunks as the index stores them: its own text (`without_vaultmem_sections`)
+    chunked, or its title alone when the body has no text."""
+    chunks = chunk_markdown(without_vaultmem_sections(body), max_chars=max_chars,
+                            min_chars=min_chars)
+    return chunks or [Chunk(index=0, heading="", text=title)]
+
+
 def without_vaultmem_sections(body: str) -> str:
     """The note's own text: vaultmem's banners and managed sections are not what the note says,
     so they are neither searched nor shown as a snippet."""

@@ -18,12 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from vaultmem.core.chunking import (
-    Chunk,
-    chunk_markdown,
-    embedding_text,
-    without_vaultmem_sections,
-)
+from vaultmem.core.chunking import Chunk, embedding_text, note_chunks
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
@@ -379,9 +374,11 @@ class Indexer:
                 yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
                 pending, pending_chunks, first_unwritten = [], 0, n
             if isinstance(raw, RawNote):
-                parsed[path] = self._parse_large(raw, between, frozenset(paths[n:]))
-            note = self._note(path, parsed)
-            chunks = self._chunks(note)
+                note, chunks = self._parse_large(raw, between, frozenset(paths[n:]))
+                parsed[path] = note
+            else:
+                note = self._note(path, parsed)
+                chunks = self._chunks(note)
             alone = len(chunks) > SLICE_CHUNKS
             if pending and (alone or pending_chunks + len(chunks) > self.options.batch_chunks):
                 # a note embedded in slices goes on its own, after the batch before it
@@ -397,21 +394,19 @@ class Indexer:
 
     def _parse_large(
         self, raw: RawNote, between: Between | None, unwritten: frozenset[str]
-    ) -> Note:
-        """Parsed apart (vault/parse_apart.py): waiting edits go in meanwhile."""
+    ) -> tuple[Note, list[Chunk]]:
+        """Parsed and chunked apart (vault/parse_apart.py): waiting edits go in meanwhile."""
         def wait() -> None:
             self._slices.check_stopping(raw.path)
             if between is not None:
                 between(unwritten)
 
-        return parse_apart(raw, wait)
+        return parse_apart(raw, wait, max_chars=self.options.chunk_max_chars,
+                           min_chars=self.options.chunk_min_chars)
 
     def _chunks(self, note: Note) -> list[Chunk]:
-        chunks = chunk_markdown(
-            without_vaultmem_sections(note.body), max_chars=self.options.chunk_max_chars,
-            min_chars=self.options.chunk_min_chars,
-        )
-        return chunks or [Chunk(index=0, heading="", text=note.title)]
+        return note_chunks(note.body, note.title, max_chars=self.options.chunk_max_chars,
+                           min_chars=self.options.chunk_min_chars)
 
     def _embed(
         self, pending: list[tuple[Note, list[Chunk]]], unwritten: frozenset[str],

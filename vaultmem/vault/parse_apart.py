@@ -1,5 +1,5 @@
-"""A large note's Markdown parsed in a child process, so that the parse does not hold the
-daemon's GIL.
+"""A large note's Markdown parsed and chunked in a child process, so that the work does not
+hold the daemon's GIL.
 
 Parsing Markdown is pure Python (~0.7 ms per KB: ~0.25 s at 0.3 MB, seconds for a note of
 several MB). On any thread of the daemon it holds the GIL that requests and the small notes'
@@ -16,6 +16,7 @@ import multiprocessing
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 
+from vaultmem.core.chunking import Chunk, note_chunks
 from vaultmem.vault.notes import Note, RawNote
 
 log = logging.getLogger(__name__)
@@ -23,22 +24,29 @@ PROCESS_BYTES = 262_144  # below this a parse takes less than starting a process
 LOOK_S = 0.05  # how often the waiting thread calls `wait`
 
 
-def parse_apart(raw: RawNote, wait: Callable[[], None], *, look_s: float = LOOK_S) -> Note:
-    """`raw.parse()`, in a child process for a note of PROCESS_BYTES or more, calling `wait()`
-    every `look_s` until it answers (an exception from `wait` ends the child). Parsed here
-    when no child can be started or one ends without an answer."""
+Parsed = tuple[Note, list[Chunk]]
+
+
+def parse_apart(
+    raw: RawNote, wait: Callable[[], None], *, max_chars: int, min_chars: int,
+    look_s: float = LOOK_S,
+) -> Parsed:
+    """`raw.parse()` and its `note_chunks`, in a child process for a note of PROCESS_BYTES or
+    more, calling `wait()` every `look_s` until it answers (an exception from `wait` ends the
+    child). Done here when no child can be started or one ends without an answer."""
+    work = (raw, max_chars, min_chars)
     if len(raw.raw) < PROCESS_BYTES:
-        return raw.parse()
+        return _parse_and_chunk(*work)
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_parse_and_send, args=(raw, send), name="vaultmem-parse",
+    child = context.Process(target=_parse_and_send, args=(work, send), name="vaultmem-parse",
                             daemon=True)
     try:
         child.start()
     except OSError as exc:
         log.warning("cannot start a process to parse %s (%s): parsed in the daemon", raw.path, exc)
         receive.close()
-        return raw.parse()
+        return _parse_and_chunk(*work)
     finally:
         send.close()
     try:
@@ -51,7 +59,7 @@ def parse_apart(raw: RawNote, wait: Callable[[], None], *, look_s: float = LOOK_
     if answer is None:
         log.warning("the process parsing %s ended without an answer (exit code %s): parsed in "
                     "the daemon", raw.path, child.exitcode)
-        return raw.parse()
+        return _parse_and_chunk(*work)
     parsed, error = answer
     if error is not None:
         raise error
@@ -62,22 +70,27 @@ def parse_apart(raw: RawNote, wait: Callable[[], None], *, look_s: float = LOOK_
 def _answer(
     receive: Connection, child: multiprocessing.process.BaseProcess, wait: Callable[[], None],
     look_s: float,
-) -> tuple[Note | None, BaseException | None] | None:
+) -> tuple[Parsed | None, BaseException | None] | None:
     while not receive.poll(look_s):
         if not child.is_alive() and not receive.poll():
             return None
         wait()
     try:
-        answer: tuple[Note | None, BaseException | None] = receive.recv()
+        answer: tuple[Parsed | None, BaseException | None] = receive.recv()
     except (EOFError, OSError):
         return None
     return answer
 
 
-def _parse_and_send(raw: RawNote, send: Connection) -> None:
+def _parse_and_chunk(raw: RawNote, max_chars: int, min_chars: int) -> Parsed:
+    note = raw.parse()
+    return note, note_chunks(note.body, note.title, max_chars=max_chars, min_chars=min_chars)
+
+
+def _parse_and_send(work: tuple[RawNote, int, int], send: Connection) -> None:
     """The child's work."""
     try:
-        send.send((raw.parse(), None))
+        send.send((_parse_and_chunk(*work), None))
     except Exception as exc:  # the parent raises it where the parse was asked for
         send.send((None, exc))
     finally:

@@ -11,8 +11,10 @@ thread lets waiting edits in (`wait`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
+import os
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 
@@ -22,6 +24,7 @@ from vaultmem.vault.notes import Note, RawNote
 log = logging.getLogger(__name__)
 PROCESS_BYTES = 262_144  # below this a parse takes less than starting a process
 LOOK_S = 0.05  # how often the waiting thread calls `wait`
+CHILD_NICENESS = 10
 
 
 Parsed = tuple[Note, list[Chunk]]
@@ -88,7 +91,10 @@ def _parse_and_chunk(raw: RawNote, max_chars: int, min_chars: int) -> Parsed:
 
 
 def _parse_and_send(work: tuple[RawNote, int, int], send: Connection) -> None:
-    """The child's work."""
+    """The child's work, at a lower CPU priority: on a machine with few cores the edits the
+    daemon indexes meanwhile go first."""
+    with contextlib.suppress(AttributeError, OSError):  # no nice() here: run as it is
+        os.nice(CHILD_NICENESS)
     try:
         send.send((_parse_and_chunk(*work), None))
     except Exception as exc:  # the parent raises it where the parse was asked for

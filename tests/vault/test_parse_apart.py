@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 
 import pytest
 
 from vaultmem.core.chunking import note_chunks
 from vaultmem.errors import NoteError, Stopping
 from vaultmem.vault.notes import RawNote
-from vaultmem.vault.parse_apart import PROCESS_BYTES, parse_apart
+from vaultmem.vault.parse_apart import CHILD_NICENESS, PROCESS_BYTES, parse_apart
 
 SIZES = {"max_chars": 1000, "min_chars": 200}
 
@@ -57,3 +59,16 @@ def test_an_error_from_wait_ends_the_child() -> None:
     with pytest.raises(Stopping):
         parse_apart(large_raw(), stop, look_s=0.001, **SIZES)
     assert not multiprocessing.active_children()
+
+
+def test_the_child_runs_at_a_lower_cpu_priority_than_the_daemon() -> None:
+    """Beside it, the daemon's own work (an edit's embedding) goes first on a busy machine."""
+    seen: list[int] = []
+
+    def look() -> None:
+        for child in multiprocessing.active_children():
+            with contextlib.suppress(ProcessLookupError):  # it may just have ended
+                seen.append(os.getpriority(os.PRIO_PROCESS, child.pid or 0))
+
+    parse_apart(large_raw(), look, look_s=0.005, **SIZES)
+    assert max(seen) >= os.getpriority(os.PRIO_PROCESS, 0) + CHILD_NICENESS

@@ -38,10 +38,10 @@ class SlicedEmbedding:
         slice (model call)."""
         self._stopping.set()
 
-    def check_stopping(self, note: str) -> None:
-        """Stopping, if `stop` was called (a sync's long step other than embedding)."""
+    def check_stopping(self, left: str) -> None:
+        """Stopping, if `stop` was called; `left`: what the next start will index."""
         if self._stopping.is_set():
-            raise Stopping(f"stopping: {note} left to index at the next start")
+            raise Stopping(f"stopping: {left} left to index at the next start")
 
     def embed(
         self, texts: list[str], note: str | None, unwritten: frozenset[str],
@@ -60,9 +60,7 @@ class SlicedEmbedding:
         rows: list[Any] = [None] * len(texts)
         try:
             for n, piece in enumerate(slices):
-                if self._stopping.is_set():
-                    raise Stopping(f"stopping: {len(texts) - n * step} chunks of "
-                                   f"{note or 'this sync'} left to embed at the next start")
+                self.check_stopping(f"{len(texts) - n * step} chunks of {note or 'this sync'}")
                 with inference.at_priority(inference.LARGE) if sliced else nullcontext():
                     vectors = self._embedder.embed([texts[i] for i in piece])
                 for i, vector in zip(piece, vectors, strict=True):

@@ -133,19 +133,6 @@ class Catalog:
             found.update((row[0], _to_record(row)) for row in rows)
         return found
 
-    def names_for(self, paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
-        """Title and aliases of each known path (lighter than `records_for`)."""
-        wanted = [p for p in dict.fromkeys(paths) if _storable(p)]
-        found: dict[str, tuple[str, tuple[str, ...]]] = {}
-        for start in range(0, len(wanted), _PER_QUERY):
-            part = wanted[start : start + _PER_QUERY]
-            marks = ", ".join("?" * len(part))
-            rows = self._query(
-                f"SELECT path, title, aliases FROM notes WHERE path IN ({marks})", tuple(part))
-            for path, title, aliases in rows:
-                found[path] = (title, tuple(json.loads(aliases)) if aliases else ())
-        return found
-
     def note_names_for(self, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Every name of each known path (`names_of`: file name, title, aliases), answered
         from memory for notes unchanged since they were last asked for."""
@@ -153,10 +140,14 @@ class Catalog:
         with self._lock:
             self._check_memos()
             names = self._names
-            missing = [p for p in wanted if p not in names]
-            if missing:
-                for path, (title, aliases) in self.names_for(missing).items():
-                    names[path] = names_of(path, title, aliases)
+            missing = [p for p in wanted if p not in names and _storable(p)]
+            for start in range(0, len(missing), _PER_QUERY):
+                part = missing[start : start + _PER_QUERY]
+                marks = ", ".join("?" * len(part))
+                rows = self._query(
+                    f"SELECT path, title, aliases FROM notes WHERE path IN ({marks})", tuple(part))
+                for path, title, aliases in rows:
+                    names[path] = names_of(path, title, json.loads(aliases) if aliases else ())
             return {p: names[p] for p in wanted if p in names}
 
     def paths_in_folder(self, folder: str, name_prefix: str = "", *,

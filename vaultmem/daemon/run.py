@@ -21,6 +21,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import FrameType
@@ -50,6 +51,7 @@ DAEMON_FILE = "daemon.json"
 # pure-Python work (a large note's Markdown being parsed) a status call of 2 ms took ~900 ms
 # at 5 ms and ~70 ms at 0.5 ms (docs/benchmarks.md, "A large note beside small edits").
 SWITCH_INTERVAL_S = 0.0005
+MODEL_WAIT_S = 5.0  # the start-up reconcile waits this long at most for the model
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
 
@@ -78,6 +80,8 @@ class Daemon:
         self.data_dir = params.data_dir
         self.lock = VaultLock(self.data_dir / "daemon.lock")
         self.progress = IndexingStatus()
+        self._model_loaded = threading.Event()
+        self._watching = threading.Event()
         self.started_at = datetime.now(UTC)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -110,6 +114,8 @@ class Daemon:
         app = self.app
         assert app is not None
         params = self.params
+        # from here the index opens and the model loads, beside the socket's and watcher's start
+        self._spawn("vaultmem-startup", self._startup)
         api = app.api(daemon_status=self.status, reindex=self.reindex)
         token = load_or_create_token(self.data_dir)
         self.server = ApiServer(api, token=token, host=params.host, port=params.port)
@@ -123,7 +129,7 @@ class Daemon:
         # a long sync (a large note, the first index) takes the watcher's next batches
         # between its slices: the watcher's own thread may be the one running it
         app.sync.let_in(self.watcher.take_due, self._after_batch)
-        self._spawn("vaultmem-startup", self._startup)
+        self._watching.set()  # the start-up reconcile may begin: no change goes unseen now
         self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
                                    max_pause_s=params.max_write_pause_s)
         self.scheduler.start()
@@ -212,10 +218,15 @@ class Daemon:
         }
 
     def _startup(self) -> None:
-        """Remove temp files an interrupted write left behind, replay pending usage writes,
-        reconcile the index with the vault, warm the model."""
-        if self.app is not None:  # the model loads beside the reconcile, not after it
+        """Open the index and load the model; once the watcher runs, remove temp files an
+        interrupted write left behind, replay pending usage writes and reconcile the index
+        with the vault."""
+        if self.app is not None:
             self._spawn("vaultmem-model", self._load_model)
+            self._open_index()
+            self._wait_for(self._model_loaded, MODEL_WAIT_S)
+        if not self._wait_for(self._watching, None):
+            return  # stopped before the watcher ran
         try:
             if self.app is not None:
                 for path in remove_stale_temp_files(self.app.root):
@@ -236,6 +247,31 @@ class Daemon:
                 _ = self.app.embedder.dim
         except Exception:
             log.exception("loading the embedding model failed")
+        finally:
+            self._model_loaded.set()
+
+    # The first search needs the index open and the model loaded; the start-up reconcile needs
+    # neither at first (it compares the vault with the catalog). All three are mostly Python
+    # holding the interpreter lock, so the reconcile waits: run beside them, it delayed the
+    # first answer by ~0.2-0.4 s (docs/benchmarks.md, "A light daemon").
+    def _open_index(self) -> None:
+        """Open the index and load what searches read (importing LanceDB is most of it); a
+        failure is left to the reconcile, which meets it again and reports it."""
+        assert self.app is not None
+        try:
+            self.app.index().warm()
+        except Exception as exc:
+            log.debug("opening the index at start failed: %s", exc)
+
+    def _wait_for(self, event: threading.Event, limit_s: float | None) -> bool:
+        """Whether `event` was set within `limit_s` (None: no limit); False at once if the
+        daemon stops meanwhile. The model is waited for MODEL_WAIT_S at most: torch takes
+        seconds, and a first start exports the ONNX file (minutes)."""
+        deadline = None if limit_s is None else time.monotonic() + limit_s
+        while not event.wait(0.1):
+            if self._stop.is_set() or (deadline is not None and time.monotonic() > deadline):
+                return False
+        return True
 
     def _on_batch(self, paths: set[str]) -> None:
         if self.app is not None and not self._stop.is_set():

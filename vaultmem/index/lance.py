@@ -27,11 +27,13 @@ from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
 from vaultmem.index.identity import META_FILE, TABLE_DIRS, identity_problem
-from vaultmem.index.lazy_client import lazy_packages
+from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_overrides
 from vaultmem.index.upkeep import Occasion, UpkeepPolicy
 from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 
-with lazy_packages():  # LanceDB without its REST client's eager imports (see lazy_client.py)
+# LanceDB without its REST client's eager imports, its models' eager builds or the bytecode
+# reading of its override checks (see lazy_client.py)
+with lazy_packages(), deferred_models(), marked_overrides():
     import lancedb
     from lancedb.index import FTS
     from lancedb.query import FullTextOperator, MultiMatchQuery
@@ -125,6 +127,12 @@ class LanceIndex:
         tmp.replace(self.path / META_FILE)
 
     # ---- reads ------------------------------------------------------------------------
+
+    def warm(self) -> None:
+        """Load now what every search reads: the in-memory vectors and the full-text indexes."""
+        self.ensure_fts_index()
+        with self._lock:
+            self._ensure_matrix()
 
     def vector_search(
         self, vector: Vector, k: int, *, paths: Collection[str] | None = None

@@ -17,8 +17,10 @@ from vaultmem.index.lazy_client import (
     CLIENT,
     LAZY_PACKAGES,
     LazyPackageFinder,
+    deferred_models,
     lazy_packages,
     lazy_plan,
+    marked_overrides,
 )
 
 # Run in a fresh interpreter: which modules an import loads depends on what ran before it.
@@ -43,7 +45,15 @@ table.add([{"id": 3, "text": "rye starter", "vector": [0.7, 0.7]}])
 text = table.search("starter", query_type="fts").select(["id"]).limit(5).to_list()
 near = table.search([0.0, 1.0]).select(["id"]).limit(1).to_list()
 client = sys.modules[lazy_client.CLIENT]
+from pydantic import BaseModel
+from lance_namespace import ListTablesResponse
+deferred = not ListTablesResponse.__pydantic_complete__
+listed = ListTablesResponse(tables=["a", "b"]).tables  # built on first use
+import overrides
 print(json.dumps({
+    "override_restored": overrides.override.__module__ == "overrides.overrides",
+    "deferred": deferred, "built": ListTablesResponse.__pydantic_complete__, "listed": listed,
+    "base_config": sorted(BaseModel.model_config),
     "imported": imported, "made_lazy": made_lazy, "api_before": api_before,
     "fts": sorted(r["id"] for r in text), "nearest": near[0]["id"],
     "rows": db.open_table("t").count_rows(),
@@ -67,6 +77,10 @@ def test_lancedb_works_with_the_lazy_client_and_without(mode: str) -> None:
         assert got["imported"] == list(LAZY_PACKAGES)
         assert got["made_lazy"] == []
         assert f"{CLIENT}.api.table_api" in got["api_before"]
+    assert got["deferred"] and got["built"]  # its validator made on first use, not at import
+    assert got["listed"] == ["a", "b"]
+    assert got["override_restored"]
+    assert "defer_build" not in got["base_config"]
     assert got["fts"] == [1, 3]
     assert got["nearest"] == 2
     assert got["rows"] == 3
@@ -86,6 +100,70 @@ def test_the_installed_client_inits_have_the_expected_shape() -> None:
     assert models is not None and models.origin is not None
     plan = lazy_plan(Path(models.origin).read_text(encoding="utf-8"), f"{CLIENT}.models")
     assert plan is not None and len(plan.names) > 100
+
+
+def test_models_defined_in_the_block_are_built_on_first_use() -> None:
+    from pydantic import BaseModel, ValidationError
+
+    with deferred_models():
+        class Inside(BaseModel):
+            count: int
+
+    class Outside(BaseModel):
+        count: int
+
+    assert not Inside.__pydantic_complete__
+    assert Outside.__pydantic_complete__
+    assert "defer_build" not in BaseModel.model_config
+    assert Inside(count="3").count == 3  # built now, and validates as any model
+    assert Inside.__pydantic_complete__
+    with pytest.raises(ValidationError):
+        Inside(count="three")
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="LanceDB uses typing.override there")
+def test_overrides_are_marked_within_the_block_and_still_enforced() -> None:
+    import overrides
+    from overrides import EnforceOverrides
+
+    original = overrides.override
+    with marked_overrides():
+        override = overrides.override
+        assert override is not original
+
+        class Base(EnforceOverrides):
+            def run(self) -> int:
+                return 1
+
+        class Marked(Base):
+            @override
+            def run(self) -> int:
+                return 2
+
+        class MarkedWithChecks(Base):
+            @override(check_signature=False)
+            def run(self) -> int:
+                return 3
+
+        with pytest.raises(TypeError, match="does not have @override"):
+            class Unmarked(Base):
+                def run(self) -> int:
+                    return 4
+    assert overrides.override is original
+    assert Marked().run() == 2 and MarkedWithChecks().run() == 3
+    assert Marked.run.__override__ and MarkedWithChecks.run.__override__  # type: ignore[attr-defined]
+
+
+def test_a_base_config_that_says_how_to_build_is_left_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pydantic import BaseModel
+
+    monkeypatch.setitem(BaseModel.model_config, "defer_build", False)
+    with deferred_models():
+        class Eager(BaseModel):
+            count: int
+    assert Eager.__pydantic_complete__
+    assert BaseModel.model_config["defer_build"] is False
 
 
 @pytest.mark.parametrize("source", [

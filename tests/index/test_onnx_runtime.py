@@ -142,6 +142,38 @@ def test_an_onnx_file_must_match_its_manifest(tmp_path: Path) -> None:
     assert not is_verified(folder)
 
 
+def test_an_unchanged_file_is_hashed_once_and_any_write_is_seen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+    import os
+
+    from vaultmem.index import onnx_cache
+
+    folder = tmp_path / "key"
+    folder.mkdir()
+    data = b"model bytes " * 1000
+    model = folder / ONNX_NAME
+    model.write_bytes(data)
+    (folder / MANIFEST).write_text(json.dumps(
+        {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}))
+    hashed: list[Path] = []
+    real = onnx_cache._sha256_of
+    monkeypatch.setattr(onnx_cache, "_sha256_of", lambda path: hashed.append(path) or real(path))
+    assert is_verified(folder) and is_verified(folder) and is_verified(folder)
+    assert hashed == [model]  # the later loads found the stat recorded at the full check
+    before = model.stat()
+    with model.open("r+b") as handle:  # same size, and the mtime set back: ctime still moves
+        handle.seek(100)
+        handle.write(b"!")
+    os.utime(model, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert not is_verified(folder)
+    model.write_bytes(data)  # the right bytes again: hashed, and recorded anew
+    assert is_verified(folder) and is_verified(folder)
+    assert len(hashed) == 3
+    (folder / MANIFEST).write_text(json.dumps({"sha256": "0" * 64, "size": len(data)}))
+    assert not is_verified(folder)  # a new manifest is checked against the bytes
+
+
 # ---- the real model ---------------------------------------------------------------------
 
 

@@ -7,9 +7,10 @@ serves the other. Neither torch nor sentence-transformers is imported here: the 
 in about a second and stays small.
 
 Memory for a daemon that runs all day: one session whose intra-op threads (`embedding_threads`,
-two: the vectors are the same bit for bit with one) never spin, no memory arena (the arena keeps every batch's peak for good), small batches (a 16 x 256-token
-batch took RSS to ~700 MB, 4 x 256 to ~350). The daemon fixes glibc's mmap threshold, so large
-activations are returned when freed, and trims the heap after its writes (daemon/native.py).
+two: the vectors are the same bit for bit with one) never spin, no memory arena (the arena
+keeps every batch's peak for good), small batches (a 16 x 256-token batch took RSS to ~700 MB,
+4 x 256 to ~350). The daemon fixes glibc's mmap threshold, so large activations are returned
+when freed, and trims the heap after its writes (daemon/native.py).
 """
 
 from __future__ import annotations

@@ -223,8 +223,8 @@ class Daemon:
         with the vault."""
         if self.app is not None:
             self._spawn("vaultmem-model", self._load_model)
-            self._open_index()
-            self._wait_for(self._model_loaded, MODEL_WAIT_S)
+            if self._open_index():  # searchable now: the first search goes before the reconcile
+                self._wait_for(self._model_loaded, MODEL_WAIT_S)
         if not self._wait_for(self._watching, None):
             return  # stopped before the watcher ran
         try:
@@ -252,16 +252,20 @@ class Daemon:
 
     # The first search needs the index open and the model loaded; the start-up reconcile needs
     # neither at first (it compares the vault with the catalog). All three are mostly Python
-    # holding the interpreter lock, so the reconcile waits: run beside them, it delayed the
-    # first answer by ~0.2-0.4 s (docs/benchmarks.md, "A light daemon").
-    def _open_index(self) -> None:
-        """Open the index and load what searches read (importing LanceDB is most of it); a
-        failure is left to the reconcile, which meets it again and reports it."""
+    # holding the interpreter lock, so on an index with chunks to search the reconcile waits:
+    # run beside them, it delayed the first answer by ~0.2-0.4 s (docs/benchmarks.md, "A light
+    # daemon"). An empty index (a first start, a rebuild) has nothing to answer from: its
+    # reconcile, the first index, starts at once, and answers say how far it got.
+    def _open_index(self) -> bool:
+        """Open the index and load what searches read (importing LanceDB is most of it);
+        whether it has chunks to search. A failure is left to the reconcile, which meets it
+        again and reports it."""
         assert self.app is not None
         try:
-            self.app.index().warm()
+            return self.app.index().warm() > 0
         except Exception as exc:
             log.debug("opening the index at start failed: %s", exc)
+            return False
 
     def _wait_for(self, event: threading.Event, limit_s: float | None) -> bool:
         """Whether `event` was set within `limit_s` (None: no limit); False at once if the

@@ -128,11 +128,13 @@ class LanceIndex:
 
     # ---- reads ------------------------------------------------------------------------
 
-    def warm(self) -> None:
-        """Load now what every search reads: the in-memory vectors and the full-text indexes."""
+    def warm(self) -> int:
+        """Load now what every search reads (the in-memory vectors, the full-text indexes);
+        the number of chunks there are to search."""
         self.ensure_fts_index()
         with self._lock:
-            self._ensure_matrix()
+            matrix = self._ensure_matrix()
+            return len(matrix) if matrix is not None else 0
 
     def vector_search(
         self, vector: Vector, k: int, *, paths: Collection[str] | None = None

@@ -29,8 +29,9 @@ from vaultmem.engine.consolidation import Consolidator
 from vaultmem.engine.device import device_id
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.freshness import Freshness
+from vaultmem.engine.index_ports import Progress
 from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.indexer import Indexer, IndexerOptions, Progress
+from vaultmem.engine.indexer import Indexer, IndexerOptions
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin

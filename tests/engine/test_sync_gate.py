@@ -13,7 +13,8 @@ from vaultmem.app import indexer_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import Chunk, note_chunks
 from vaultmem.engine import indexer as indexer_module
-from vaultmem.engine.indexer import LARGE_NOTE_BYTES, Indexer, SyncReport
+from vaultmem.engine.index_ports import SyncReport
+from vaultmem.engine.indexer import LARGE_NOTE_BYTES, Indexer
 from vaultmem.engine.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import Stopping

@@ -20,8 +20,8 @@ from vaultmem.api.wire import to_wire
 from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.freshness import Freshness
+from vaultmem.engine.index_ports import Progress
 from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.indexer import Progress
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.reconcile import Reconciler

@@ -36,7 +36,7 @@ from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
 from vaultmem.daemon.scheduler import Job, Scheduler
 from vaultmem.daemon.watch import VaultWatcher
-from vaultmem.engine.indexer import SyncReport
+from vaultmem.engine.index_ports import SyncReport
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
 from vaultmem.engine.undo import Done

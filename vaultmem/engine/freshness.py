@@ -12,8 +12,8 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from vaultmem.engine.index_ports import SyncReport
 from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.indexer import SyncReport
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.index.catalog import Catalog

@@ -13,13 +13,14 @@ catalog rows.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from vaultmem.core.chunking import Chunk, embedding_text, note_chunks
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
+from vaultmem.engine.index_ports import Progress, StoreHandle, SyncReport
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
 from vaultmem.engine.slices import SLICE_CHUNKS, Between, SlicedEmbedding
@@ -36,62 +37,6 @@ from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 # of the same batch, which are embedded and written first.
 Parsed = dict[str, Note | RawNote]
 LARGE_NOTE_BYTES = 32_768
-
-Progress = Callable[[int, int], None]
-
-
-class ChunkStore(Protocol):
-    """What the indexer needs of the chunk index (LanceIndex implements it)."""
-
-    def apply(
-        self,
-        *,
-        upserts: Sequence[tuple[NoteRecord, Sequence[ChunkRecord]]] = (),
-        retitles: Sequence[NoteRecord] = (),
-        moves: Sequence[tuple[str, NoteRecord]] = (),
-        deletes: Sequence[str] = (),
-    ) -> None: ...
-
-    def clear(self) -> None: ...
-
-    def stored_chunks(self, paths: Collection[str]) -> Sequence[ChunkRecord]: ...
-
-
-class StoreHandle(Protocol):
-    """Opens the chunk store on demand; reports an identity problem without opening it."""
-
-    def __call__(self) -> ChunkStore: ...
-
-    def identity_problem(self) -> str | None: ...
-
-    def exists(self) -> bool: ...
-
-
-@dataclass
-class SyncReport:
-    added: int = 0
-    changed: int = 0
-    meta_changed: int = 0
-    moved: int = 0
-    deleted: int = 0
-    skipped: int = 0
-    failed: int = 0
-    chunks_embedded: int = 0
-    seconds: float = 0.0
-    rebuilt_reason: str | None = None
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    moves: list[tuple[str, str]] = field(default_factory=list)  # (old path, new path)
-
-    def to_json(self) -> dict[str, Any]:
-        """The report as the protocol's `reindex` shape (the moves themselves stay inside)."""
-        data = {k: v for k, v in self.__dict__.items() if k != "moves"}
-        data["failures"] = [list(f) for f in self.failures]
-        return data
-
-    @property
-    def touched(self) -> int:
-        return self.added + self.changed + self.meta_changed + self.moved + self.deleted
-
 
 @dataclass(frozen=True)
 class IndexerOptions:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from vaultmem.engine.indexer import Indexer, Progress, SyncReport
+from vaultmem.engine.index_ports import Progress, SyncReport
+from vaultmem.engine.indexer import Indexer
 from vaultmem.vault.notes import Note
 
 log = logging.getLogger(__name__)

@@ -4,6 +4,7 @@ and (marked `model`) the same vectors as torch without importing torch."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -113,7 +114,13 @@ def test_model_key_is_the_content_hash_and_follows_changes(tmp_path: Path) -> No
     (model / "README.md").write_text("docs do not change the model")
     assert model_key(cache, model) == first
     (model / "tokenizer.json").write_text('{"changed": true}')
-    assert model_key(cache, model) != first
+    second = model_key(cache, model)
+    assert second != first
+    tokenizer = model / "tokenizer.json"
+    before = tokenizer.stat()
+    tokenizer.write_text('{"changed": 1.00}')  # same size, and the mtime set back: ctime moves
+    os.utime(tokenizer, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert model_key(cache, model) not in (first, second)
     copy = tmp_path / "copy"
     copy.mkdir()
     for file in model.rglob("*"):

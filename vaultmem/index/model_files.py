@@ -88,13 +88,24 @@ def model_file_list(path: Path) -> list[Path]:
     )
 
 
+def file_stamp(file: Path) -> list[int]:
+    """Size, inode, mtime and ctime of a file. Any write changes its ctime, which no tool can
+    set back, so an equal stamp means the bytes last hashed are still there."""
+    info = file.stat()
+    return [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+
+
 def stamp(path: Path) -> list[list[Any]]:
-    """Name, size and mtime of every model file: a cheap check that the hash is still true."""
-    out: list[list[Any]] = []
-    for file in model_file_list(path):
-        info = file.stat()
-        out.append([file.relative_to(path).as_posix(), info.st_size, info.st_mtime_ns])
-    return out
+    """Name and `file_stamp` of every model file: a cheap check that the hash is still true."""
+    return [[file.relative_to(path).as_posix(), *file_stamp(file)]
+            for file in model_file_list(path)]
+
+
+def hash_file(digest: Any, file: Path) -> None:
+    """Feed a file's bytes to `digest` (a hashlib object), a megabyte at a time."""
+    with file.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
 
 
 def content_hash(path: Path) -> str:
@@ -102,8 +113,6 @@ def content_hash(path: Path) -> str:
     digest = hashlib.sha256()
     for file in model_file_list(path):
         digest.update(file.relative_to(path).as_posix().encode("utf-8") + b"\0")
-        with file.open("rb") as handle:
-            while block := handle.read(1 << 20):
-                digest.update(block)
+        hash_file(digest, file)
         digest.update(b"\0")
     return digest.hexdigest()

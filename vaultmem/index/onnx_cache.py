@@ -2,16 +2,17 @@
 
 Layout under the cache folder (by default `<user data dir>/models`):
 
-    sources.json                  model dir -> the stamp (names, sizes, mtimes) and content hash
+    sources.json                  model dir -> its files' stamps and its content hash
     <content hash>/model.onnx     the exported transformer (fp32)
     <content hash>/manifest.json  the ONNX file's SHA-256 and size, written after the export
     <content hash>/verified.json  the ONNX file's stat when its bytes last matched the manifest
 
-A model directory is hashed once; later starts compare its stamp (cheap) and reuse the hash.
-The ONNX file is checked against its manifest on every load: its bytes are hashed again
-whenever its stat (size, inode, mtime, ctime) is not the one recorded at the last full check.
-Any write to the file changes its ctime, which no tool can set back, so a changed file is
-always read; an unchanged one is not hashed at every start (~90 ms of CPU for 90 MB).
+A model directory is hashed once; later starts compare its files' stamps (size, inode, mtime,
+ctime: `model_files.file_stamp`) and reuse the hash. The ONNX file is checked against its
+manifest on every load, the same way: its bytes are hashed again whenever its stamp is not the
+one recorded at the last full check. Any write changes a file's ctime, which no tool can set
+back, so a changed file is always read; an unchanged one is not hashed at every start (~90 ms
+of CPU for 90 MB).
 Missing, corrupt or unfinished, the file is exported again, in a child process so that the
 caller never imports torch.
 """
@@ -29,7 +30,7 @@ import threading
 from pathlib import Path
 
 from vaultmem.errors import IndexUnusableError
-from vaultmem.index.model_files import content_hash, stamp
+from vaultmem.index.model_files import content_hash, file_stamp, hash_file, stamp
 
 ONNX_NAME = "model.onnx"
 MANIFEST = "manifest.json"
@@ -73,8 +74,8 @@ def is_verified(folder: Path) -> bool:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
         if not isinstance(manifest, dict) or not manifest.get("sha256"):
             return False
-        seen = {**_file_stamp(folder / ONNX_NAME), "sha256": manifest["sha256"]}
-        if seen["size"] != manifest.get("size"):
+        seen = {"stamp": file_stamp(folder / ONNX_NAME), "sha256": manifest["sha256"]}
+        if seen["stamp"][0] != manifest.get("size"):
             return False
         if _recorded_stamp(folder) == seen:
             return True
@@ -87,12 +88,6 @@ def is_verified(folder: Path) -> bool:
     return True
 
 
-def _file_stamp(path: Path) -> dict[str, int]:
-    info = path.stat()
-    return {"size": info.st_size, "inode": info.st_ino, "mtime_ns": info.st_mtime_ns,
-            "ctime_ns": info.st_ctime_ns}
-
-
 def _recorded_stamp(folder: Path) -> object:
     try:
         return json.loads((folder / VERIFIED).read_text(encoding="utf-8"))
@@ -102,9 +97,7 @@ def _recorded_stamp(folder: Path) -> object:
 
 def _sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
+    hash_file(digest, path)
     return digest.hexdigest()
 
 

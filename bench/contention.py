@@ -67,6 +67,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="comma-separated numbers of busy processes (default: the core "
                              "count)")
     parser.add_argument("--vault", type=Path, default=SAMPLE, help="vault to copy (sample-vault)")
+    parser.add_argument("--runtime", default="auto",
+                        help="the model runtime (auto, onnx, torch; default: the daemon's auto)")
     args = parser.parse_args(argv)
     cores = os.cpu_count() or 1
     args.rounds = args.rounds or (1 if args.quick else 3)
@@ -99,7 +101,7 @@ def searches(daemon: DaemonProcess, count: int) -> list[float]:
 def one_round(tmp: Path, number: int, args: argparse.Namespace) -> dict[str, list[float]]:
     vault, data = tmp / f"vault-{number}", tmp / f"data-{number}"
     shutil.copytree(args.vault, vault)
-    daemon = service_daemon(vault, data, tmp / f"daemon-{number}.log")
+    daemon = service_daemon(vault, data, tmp / f"daemon-{number}.log", args.runtime)
     samples: dict[str, list[float]] = {}
     try:
         started, _ = start(daemon)

@@ -108,7 +108,9 @@ class Settings:
     # daemon (SPEC §6)
     host: str = "127.0.0.1"
     port: int = 7345
-    debounce_ms: int = 150  # edit -> searchable is this plus indexing the note
+    # edit -> searchable is this plus indexing the note; a save's own pauses were at most
+    # ~17 ms beside busy processes (scripts/bench saves, docs/benchmarks.md)
+    debounce_ms: int = 100
     flush_interval_seconds: float = 30.0
     sweep_interval_minutes: float = 60.0
     consolidate_interval_hours: float = 24.0

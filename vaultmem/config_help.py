@@ -205,7 +205,8 @@ HELP: dict[str, str] = {
                       "confirms).",
     "host": "Daemon address (loopback only).",
     "port": "Daemon port.",
-    "debounce_ms": "Watcher debounce.",
+    "debounce_ms": "How long the vault must be quiet before changed notes are indexed (a save's "
+                   "own pauses must be shorter: scripts/bench saves).",
     "flush_interval_seconds": "How often coalesced usage writes reach the notes.",
     "sweep_interval_minutes": "How often the daemon sweeps (forget and promote).",
     "consolidate_interval_hours": "How often the daemon consolidates.",

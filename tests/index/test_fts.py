@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vaultmem.index import full_text
 from vaultmem.index.lance import LanceIndex
 from vaultmem.index.tables import fts_terms
+from vaultmem.index.vectors import VectorMatrix
 
 from ._support import EMBEDDER, OPTIONS, all_notes, note
 
@@ -80,9 +82,9 @@ def test_broad_filters_find_what_the_prefilter_finds(
     index.vector_search(EMBEDDER.embed_query(query), 1)  # the matrix counts the notes
     paths = sorted(all_note_paths())
     for allowed in ({paths[0]}, set(paths[:2]), set(paths[1:4]), set(paths)):
-        monkeypatch.setattr("vaultmem.index.lance.BROAD_FILTER", 0)  # always the prefilter
+        monkeypatch.setattr("vaultmem.index.full_text.BROAD_FILTER", 0)  # always the prefilter
         prefiltered = index.text_search(query, k, paths=allowed)
-        monkeypatch.setattr("vaultmem.index.lance.BROAD_FILTER", 10**9)  # fetch more, keep
+        monkeypatch.setattr("vaultmem.index.full_text.BROAD_FILTER", 10**9)  # fetch more, keep
         kept = index.text_search(query, k, paths=allowed)
         assert [(h.chunk_id, h.text) for h in kept] == [
             (h.chunk_id, h.text) for h in prefiltered]
@@ -93,23 +95,24 @@ def all_note_paths() -> list[str]:
     return [record.path for record, _ in all_notes()]
 
 
-def test_too_few_allowed_hits_fall_back_to_the_prefilter(index: LanceIndex) -> None:
+def test_too_few_allowed_hits_fall_back_to_the_prefilter(
+    index: LanceIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
     terms = fts_terms("a the review memory kitten puppy deadline dogs cats")
     calls: list[str | None] = []
-    original = index._full_text
+    original = full_text.hits
 
-    def spy(terms: str, k: int, where: str | None, **options: bool) -> list:  # type: ignore[type-arg]
+    def spy(chunks: object, matrix: VectorMatrix | None, terms: str, k: int,
+            where: str | None) -> list:  # type: ignore[type-arg]
         calls.append(where)
-        return original(terms, k, where, **options)
+        return original(chunks, matrix, terms, k, where)
 
-    index._full_text = spy  # type: ignore[method-assign]
-    try:
-        for path in all_note_paths():
-            broad = index._text_search_broad(terms, 1, {path}, 1)  # fetches only 2 hits
-            assert [h.chunk_id for h in broad] == [
-                h.chunk_id for h in original(terms, 1, f"path IN ('{path}')")]
-    finally:
-        del index._full_text
+    monkeypatch.setattr(full_text, "hits", spy)
+    matrix = index._ensure_matrix()
+    for path in all_note_paths():
+        broad = full_text._broad(index._chunks, matrix, terms, 1, {path}, 1)  # 2 hits
+        assert [h.chunk_id for h in broad] == [
+            h.chunk_id for h in original(index._chunks, matrix, terms, 1, f"path IN ('{path}')")]
     assert any(where is not None for where in calls)  # some note ranked below the 2 fetched
 
 
@@ -118,23 +121,21 @@ def test_a_broad_walk_is_sized_for_the_hits_ranking_needs(
 ) -> None:
     """A broad filter's full-text walk fetches what BROAD_TEXT_HITS allowed hits need, not the
     whole pool asked for, and does not fall back to the prefilter when it found them."""
-    monkeypatch.setattr("vaultmem.index.lance.BROAD_TEXT_HITS", 1)
+    monkeypatch.setattr(full_text, "BROAD_TEXT_HITS", 1)
     terms = fts_terms("review memory decay kitten puppy deadline")
     paths = set(all_note_paths())
     calls: list[tuple[int, str | None]] = []
-    original = index._full_text
+    original = full_text.hits
 
-    def spy(terms: str, k: int, where: str | None, **options: bool) -> list:  # type: ignore[type-arg]
+    def spy(chunks: object, matrix: VectorMatrix | None, terms: str, k: int,
+            where: str | None) -> list:  # type: ignore[type-arg]
         calls.append((k, where))
-        return original(terms, k, where, **options)
+        return original(chunks, matrix, terms, k, where)
 
-    index._full_text = spy  # type: ignore[method-assign]
-    try:
-        broad = index._text_search_broad(terms, 50, paths, len(paths))
-    finally:
-        del index._full_text
+    monkeypatch.setattr(full_text, "hits", spy)
+    broad = full_text._broad(index._chunks, index._ensure_matrix(), terms, 50, paths, len(paths))
     assert calls == [(2, None)]  # one unfiltered fetch sized for 1 allowed hit, no prefilter
-    prefiltered = original(terms, 50, None)
+    prefiltered = original(index._chunks, index._ensure_matrix(), terms, 50, None)
     assert broad and [h.chunk_id for h in broad] == [h.chunk_id for h in prefiltered][: len(broad)]
 
 
@@ -170,3 +171,41 @@ def test_words_of_every_script_are_found(scripts_index: LanceIndex, query: str,
                                          path: str) -> None:
     hits = scripts_index.text_search(query, 5)
     assert [hit.path for hit in hits][:1] == [path]
+
+
+def test_hits_read_from_the_matrix_equal_the_table_before_and_after_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hits whose rows the matrix knows come from it; a row written since the last optimise
+    is read from the table; after an optimise (every row gets a new id) the matrix knows
+    them all again. The hits are the table's either way."""
+    idx = LanceIndex(tmp_path / "index", EMBEDDER.name, OPTIONS)
+    try:
+        idx.apply(upserts=all_notes())
+        reads: list[bool] = []
+        original = full_text._read
+
+        def spy(chunks: object, terms: str, k: int, where: str | None, **options: bool) -> list:  # type: ignore[type-arg]
+            reads.append(True)
+            return original(chunks, terms, k, where, **options)
+
+        def check(query: str) -> list[str]:
+            terms = fts_terms(query)
+            found = idx.text_search(query, 20)
+            table = original(idx._chunks, terms, 20, None)
+            assert [(h.chunk_id, h.path, h.text, h.score) for h in found] == [
+                (h.chunk_id, h.path, h.text, h.score) for h in table]
+            return [h.path for h in found]
+
+        monkeypatch.setattr(full_text, "_read", spy)
+        assert check("kitten review deadline")
+        assert not reads  # the matrix knew every row: nothing read from the table
+        idx.apply(upserts=[note("animals/cats.md", "A kitten naps.\n\nKittens and review.")])
+        assert "animals/cats.md" in check("kitten review deadline")
+        assert reads  # the rewritten note's rows had no known id yet
+        idx.optimize()
+        reads.clear()
+        assert check("kitten review deadline") and check("taxes receipts")
+        assert not reads
+    finally:
+        idx.close()

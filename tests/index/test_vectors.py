@@ -162,3 +162,27 @@ def test_chunks_of_keeps_each_rows_place_through_compaction() -> None:
     _add_note(matrix, "bare.md", _unit_rows(rng, 1))  # no places given
     with pytest.raises(ValueError, match="without its place"):
         matrix.chunks_of(["bare.md"])
+
+
+def test_rows_are_found_by_row_id_while_known_and_alive() -> None:
+    matrix = VectorMatrix(DIM)
+    rng = np.random.default_rng(4)
+    for n in range(1300):
+        path = f"n{n}.md"
+        matrix.add([f"{path}#0"], [path], [f"text {n}"], _unit_rows(rng, 1), row_ids=[7 * n])
+    matrix.add(["new.md#0"], ["new.md"], ["new"], _unit_rows(rng, 1))  # written: id not known
+    hits = matrix.hits_by_row_id([7 * 1099, 0], [2.5, 1.0])
+    assert hits is not None
+    assert [(h.chunk_id, h.path, h.text, h.score) for h in hits] == [
+        ("n1099.md#0", "n1099.md", "text 1099", 2.5), ("n0.md#0", "n0.md", "text 0", 1.0)]
+    assert matrix.hits_by_row_id([7 * 5, 123456], [1.0, 1.0]) is None  # an unknown id
+    matrix.remove_paths(f"n{n}.md" for n in range(1100))  # compacts: rows move
+    assert len(matrix._ids) == 201
+    assert matrix.hits_by_row_id([7 * 5], [1.0]) is None  # a removed row
+    moved = matrix.hits_by_row_id([7 * 1250], [1.0])
+    assert moved is not None and moved[0].text == "text 1250"
+    # an optimise gives every row a new id: the old ones are forgotten, the new row learns one
+    matrix.set_row_ids([1, 2], ["new.md#0", "n1250.md#0"], ["new.md", "n1250.md"])
+    assert matrix.hits_by_row_id([7 * 1250], [1.0]) is None
+    found = matrix.hits_by_row_id([1, 2], [1.0, 0.5])
+    assert found is not None and [h.chunk_id for h in found] == ["new.md#0", "n1250.md#0"]

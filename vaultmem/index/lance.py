@@ -23,25 +23,23 @@ import pyarrow as pa
 
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.errors import IndexUnusableError
+from vaultmem.index import full_text
 from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
 from vaultmem.index.identity import META_FILE, TABLE_DIRS, identity_problem
 from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_overrides
 from vaultmem.index.upkeep import Occasion, UpkeepPolicy
-from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
+from vaultmem.index.vectors import VectorMatrix
 
 # LanceDB without its REST client's eager imports, its models' eager builds or the bytecode
 # reading of its override checks (see lazy_client.py)
 with lazy_packages(), deferred_models(), marked_overrides():
     import lancedb
     from lancedb.index import FTS
-    from lancedb.query import FullTextOperator, MultiMatchQuery
 
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
-_TITLE_BOOST = 0.5
-BROAD_TEXT_HITS = 50  # allowed full-text hits a broad filter's walk is sized for
 
 
 class _Unusable(Exception):
@@ -161,66 +159,7 @@ class LanceIndex:
             if self._chunks is None:
                 return []
             self.ensure_fts_index()
-            notes = self._matrix.note_count if self._matrix is not None else 0
-            if paths is not None and len(paths) * BROAD_FILTER >= notes > 0:
-                return self._text_search_broad(terms, k, paths, notes)
-            where = tb.in_list("path", paths) if paths is not None else None
-            found = self._with_texts(self._full_text(terms, k, where, with_text=False))
-            return found if found is not None else self._full_text(terms, k, where)
-
-    def _with_texts(self, hits: list[ChunkHit]) -> list[ChunkHit] | None:
-        """The hits with their texts from the in-memory matrix (reading the text column of
-        every hit is most of the bytes a text search reads), or None if one is not there."""
-        self._ensure_matrix()
-        texts = [self._chunk_text(hit) for hit in hits]
-        if None in texts:
-            return None
-        return [ChunkHit(hit.chunk_id, hit.path, text, hit.score)
-                for hit, text in zip(hits, texts, strict=True) if text is not None]
-
-    def _full_text(
-        self, terms: str, k: int, where: str | None, *, with_text: bool = True
-    ) -> list[ChunkHit]:
-        columns, boosts = list(tb.FTS_COLUMNS), [1.0, _TITLE_BOOST]
-        if tb.cjk_terms(terms):
-            columns, boosts = [*columns, tb.CJK_COLUMN], [*boosts, 1.0]
-        full_text = MultiMatchQuery(
-            terms, columns, boosts=boosts, operator=FullTextOperator.OR)
-        search = self._chunks.search(full_text, query_type="fts")
-        columns = ["chunk_id", "path", "text", "_score"] if with_text else [
-            "chunk_id", "path", "_score"]
-        search = search.select(columns).limit(k)
-        if where is not None:
-            search = search.where(where, prefilter=True)
-        rows = search.to_arrow().to_pylist()
-        return [
-            ChunkHit(row["chunk_id"], row["path"], row.get("text", ""), float(row["_score"]))
-            for row in rows
-        ]
-
-    def _text_search_broad(
-        self, terms: str, k: int, paths: Collection[str], notes: int
-    ) -> list[ChunkHit]:
-        """A filter that keeps many notes: a list of thousands of paths makes the prefilter
-        cost several times the search, so fetch more unfiltered hits and keep the allowed
-        ones; only if too few are allowed among them, fall back to the prefilter."""
-        allowed = paths if isinstance(paths, (set, frozenset)) else set(paths)
-        # The walk is sized for BROAD_TEXT_HITS allowed hits: beyond the first few dozen, words
-        # add candidates whose BM25 is a small share of the best, not worth a deeper walk.
-        wanted = min(k, BROAD_TEXT_HITS)
-        depth = max(2 * wanted, int(1.5 * wanted * notes / max(len(allowed), 1)))
-        # without the text column (most of the bytes): the kept hits' texts come from the
-        # in-memory matrix, which holds every chunk's text
-        hits = self._full_text(terms, depth, None, with_text=False)
-        kept = [hit for hit in hits if hit.path in allowed][:k]
-        if len(kept) >= wanted or len(hits) < depth:  # enough, or every match was seen
-            found = self._with_texts(kept)
-            if found is not None:
-                return found
-        return self._full_text(terms, k, tb.in_list("path", allowed))
-
-    def _chunk_text(self, hit: ChunkHit) -> str | None:
-        return None if self._matrix is None else self._matrix.text_of(hit.chunk_id, hit.path)
+            return full_text.search(self._chunks, self._ensure_matrix(), terms, k, paths)
 
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]:
         with self._lock:
@@ -248,7 +187,7 @@ class LanceIndex:
         if self._matrix is None and self._chunks is not None and self._dim is not None:
             with _storage_errors():
                 rows = self._chunks.search().select(
-                    ["chunk_id", "path", "idx", "heading", "text", "vector"])
+                    ["chunk_id", "path", "idx", "heading", "text", "vector"]).with_row_id(True)
                 self._matrix = _matrix_from(rows.to_arrow(), self._dim)
         return self._matrix
 
@@ -355,6 +294,19 @@ class LanceIndex:
             with self._lock:
                 self._writes_since_optimize = 0
                 self.ensure_fts_index()
+                self._refresh_row_ids()
+
+    def _refresh_row_ids(self) -> None:
+        """The matrix learns the rows' ids after an optimise gave them new ones (and the ids
+        of the rows written since the last one)."""
+        if self._matrix is None or self._chunks is None:
+            return
+        with _storage_errors():
+            rows = self._chunks.search().select(["chunk_id", "path"]).with_row_id(True)
+            table = rows.to_arrow()
+        self._matrix.set_row_ids(table.column("_rowid").to_pylist(),
+                                 table.column("chunk_id").to_pylist(),
+                                 table.column("path").to_pylist())
 
     def ensure_fts_index(self) -> None:
         """Create the full-text indexes on chunk text and title if they are missing."""
@@ -407,6 +359,7 @@ def _add_to_matrix(matrix: VectorMatrix, rows: pa.Table) -> None:
         tb.vectors_from_arrow(rows.column("vector"), matrix.dim),
         list(zip(rows.column("idx").to_pylist(), rows.column("heading").to_pylist(),
                  strict=True)),
+        rows.column("_rowid").to_pylist() if "_rowid" in rows.column_names else None,
     )
 
 

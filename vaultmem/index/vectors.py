@@ -51,6 +51,9 @@ class VectorMatrix:
         # each row's chunk index and heading, or None where the caller did not give them
         self._places: list[tuple[int, str] | None] = []
         self._rows_by_path: dict[str, list[int]] = {}
+        # each row's LanceDB row id (-1: not known), and the live rows by row id
+        self._row_ids: list[int] = []
+        self._rows_by_row_id: dict[int, int] = {}
         self._dead = 0
         self._note_cache: tuple[list[str], Vector] | None = None
 
@@ -70,13 +73,18 @@ class VectorMatrix:
         texts: Sequence[str],
         vectors: Vector,
         places: Sequence[tuple[int, str] | None] | None = None,
+        row_ids: Sequence[int] | None = None,
     ) -> None:
         """Append rows; the caller removes a note's old rows first. `places`: each row's
-        chunk index and heading, which `chunks_of` needs."""
+        chunk index and heading, which `chunks_of` needs; `row_ids`: their LanceDB row ids,
+        which `hits_by_row_id` needs (-1 or None: not known)."""
         count = len(chunk_ids)
         places = [None] * count if places is None else places
-        if not len(paths) == len(texts) == len(places) == count == vectors.shape[0]:
-            raise ValueError("chunk ids, paths, texts, places and vectors differ in length")
+        row_ids = [-1] * count if row_ids is None else row_ids
+        if not (len(paths) == len(texts) == len(places) == len(row_ids) == count
+                == vectors.shape[0]):
+            raise ValueError("chunk ids, paths, texts, places, row ids and vectors differ "
+                             "in length")
         if count == 0:
             return
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
@@ -89,8 +97,12 @@ class VectorMatrix:
         self._paths.extend(paths)
         self._texts.extend(texts)
         self._places.extend(places)
+        self._row_ids.extend(row_ids)
         for offset, path in enumerate(paths):
             self._rows_by_path.setdefault(path, []).append(start + offset)
+        for offset, row_id in enumerate(row_ids):
+            if row_id >= 0:
+                self._rows_by_row_id[row_id] = start + offset
         self._note_cache = None
 
     def remove_paths(self, paths: Iterable[str]) -> int:
@@ -101,6 +113,8 @@ class VectorMatrix:
             if rows:
                 self._alive[rows] = False
                 removed += len(rows)
+                for row in rows:
+                    self._rows_by_row_id.pop(self._row_ids[row], None)
         if removed:
             self._dead += removed
             self._note_cache = None
@@ -116,8 +130,9 @@ class VectorMatrix:
         paths = [self._paths[i] for i in keep]
         texts = [self._texts[i] for i in keep]
         places = [self._places[i] for i in keep]
+        row_ids = [self._row_ids[i] for i in keep]
         self._reset()
-        self.add(ids, paths, texts, vectors, places)
+        self.add(ids, paths, texts, vectors, places, row_ids)
 
     def text_of(self, chunk_id: str, path: str) -> str | None:
         """The text of one live chunk (looked up among its note's rows), or None."""
@@ -125,6 +140,32 @@ class VectorMatrix:
             if self._ids[row] == chunk_id:
                 return self._texts[row]
         return None
+
+    def set_row_ids(self, row_ids: Sequence[int], chunk_ids: Sequence[str],
+                    paths: Sequence[str]) -> None:
+        """The row ids of the stored rows now (a table optimise gives every row a new one);
+        a row not among them has none until the next call."""
+        self._row_ids = [-1] * len(self._ids)
+        self._rows_by_row_id = {}
+        for row_id, chunk_id, path in zip(row_ids, chunk_ids, paths, strict=True):
+            for row in self._rows_by_path.get(path, ()):
+                if self._ids[row] == chunk_id:
+                    self._row_ids[row] = row_id
+                    self._rows_by_row_id[row_id] = row
+                    break
+
+    def hits_by_row_id(self, row_ids: Sequence[int], scores: Sequence[float]
+                       ) -> list[ChunkHit] | None:
+        """Hits for LanceDB rows found by their ids, or None if one is not a known live row
+        (written since the row ids were last set)."""
+        rows = self._rows_by_row_id
+        hits = []
+        for row_id, score in zip(row_ids, scores, strict=True):
+            row = rows.get(row_id)
+            if row is None:
+                return None
+            hits.append(ChunkHit(self._ids[row], self._paths[row], self._texts[row], score))
+        return hits
 
     def chunks_of(self, paths: Collection[str]) -> list[tuple[str, str, int, str, str, Vector]]:
         """The live rows of these notes: (chunk id, path, index, heading, text, vector)."""

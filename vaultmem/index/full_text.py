@@ -1,0 +1,110 @@
+"""Full-text search over the chunks table: LanceDB's BM25 index on chunk text and title (and
+the CJK bigrams, for a query that has some), the hits' chunks from the in-memory matrix.
+
+LanceDB returns each hit's row id and score; the matrix knows the rows' ids since the table
+was last optimised (vectors.VectorMatrix.hits_by_row_id), so a search reads no column of its
+hits. A hit on a row written since then is read from the table instead.
+
+Not locked: LanceIndex calls these holding its lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from vaultmem.core.ranking import ChunkHit
+from vaultmem.index import tables as tb
+from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_overrides
+from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
+
+with lazy_packages(), deferred_models(), marked_overrides():
+    from lancedb.query import FullTextOperator, MultiMatchQuery
+
+TITLE_BOOST = 0.5
+BROAD_TEXT_HITS = 50  # allowed full-text hits a broad filter's walk is sized for
+
+
+def search(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
+           paths: Collection[str] | None) -> list[ChunkHit]:
+    """The k best chunks for `terms` (fts_terms), of the notes in `paths` if given."""
+    notes = matrix.note_count if matrix is not None else 0
+    if paths is not None and len(paths) * BROAD_FILTER >= notes > 0:
+        return _broad(chunks, matrix, terms, k, paths, notes)
+    where = tb.in_list("path", paths) if paths is not None else None
+    return hits(chunks, matrix, terms, k, where)
+
+
+def hits(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
+         where: str | None) -> list[ChunkHit]:
+    """One full-text query's hits with their texts, read with as little as the matrix allows."""
+    found = _known_rows(chunks, matrix, terms, k, where)
+    if found is None:
+        found = _with_texts(matrix, _read(chunks, terms, k, where, with_text=False))
+    return found if found is not None else _read(chunks, terms, k, where)
+
+
+def _known_rows(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
+                where: str | None) -> list[ChunkHit] | None:
+    """The hits as row ids and scores, their chunks from the matrix (at 10k chunks, reading
+    the hits' columns was half the cost of the query); None if the matrix does not know a
+    hit's row."""
+    if matrix is None:
+        return None
+    query = _query(chunks, terms).select(["_score"]).with_row_id(True).limit(k)
+    if where is not None:
+        query = query.where(where, prefilter=True)
+    rows = query.to_arrow()
+    return matrix.hits_by_row_id(rows.column("_rowid").to_pylist(),
+                                 rows.column("_score").to_pylist())
+
+
+def _with_texts(matrix: VectorMatrix | None, found: list[ChunkHit]) -> list[ChunkHit] | None:
+    """The hits with their texts from the matrix (the text column is most of the bytes a text
+    search reads), or None if one is not there."""
+    if matrix is None:
+        return None
+    texts = [matrix.text_of(hit.chunk_id, hit.path) for hit in found]
+    if None in texts:
+        return None
+    return [ChunkHit(hit.chunk_id, hit.path, text, hit.score)
+            for hit, text in zip(found, texts, strict=True) if text is not None]
+
+
+def _query(chunks: Any, terms: str) -> Any:
+    columns, boosts = list(tb.FTS_COLUMNS), [1.0, TITLE_BOOST]
+    if tb.cjk_terms(terms):
+        columns, boosts = [*columns, tb.CJK_COLUMN], [*boosts, 1.0]
+    full_text = MultiMatchQuery(terms, columns, boosts=boosts, operator=FullTextOperator.OR)
+    return chunks.search(full_text, query_type="fts")
+
+
+def _read(chunks: Any, terms: str, k: int, where: str | None, *,
+          with_text: bool = True) -> list[ChunkHit]:
+    """The hits with their chunk ids and paths (and texts) read from the table."""
+    columns = ["chunk_id", "path", "text", "_score"] if with_text else [
+        "chunk_id", "path", "_score"]
+    query = _query(chunks, terms).select(columns).limit(k)
+    if where is not None:
+        query = query.where(where, prefilter=True)
+    return [
+        ChunkHit(row["chunk_id"], row["path"], row.get("text", ""), float(row["_score"]))
+        for row in query.to_arrow().to_pylist()
+    ]
+
+
+def _broad(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
+           paths: Collection[str], notes: int) -> list[ChunkHit]:
+    """A filter that keeps many notes: a list of thousands of paths makes the prefilter cost
+    several times the search, so fetch more unfiltered hits and keep the allowed ones; only
+    if too few are allowed among them, fall back to the prefilter."""
+    allowed = paths if isinstance(paths, (set, frozenset)) else set(paths)
+    # The walk is sized for BROAD_TEXT_HITS allowed hits: beyond the first few dozen, words
+    # add candidates whose BM25 is a small share of the best, not worth a deeper walk.
+    wanted = min(k, BROAD_TEXT_HITS)
+    depth = max(2 * wanted, int(1.5 * wanted * notes / max(len(allowed), 1)))
+    found = hits(chunks, matrix, terms, depth, None)
+    kept = [hit for hit in found if hit.path in allowed][:k]
+    if len(kept) >= wanted or len(found) < depth:  # enough, or every match was seen
+        return kept
+    return hits(chunks, matrix, terms, k, tb.in_list("path", allowed))

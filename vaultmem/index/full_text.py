@@ -5,6 +5,11 @@ LanceDB returns each hit's row id and score; the matrix knows the rows' ids sinc
 was last optimised (vectors.VectorMatrix.hits_by_row_id), so a search reads no column of its
 hits. A hit on a row written since then is read from the table instead.
 
+That query goes to LanceDB's asynchronous table, the one its synchronous table wraps, in one
+call to LanceDB's event loop thread: the synchronous query builder made five such calls (the
+table's schema twice, the query, its batches), each a thread hand-over, which cost ~2 ms of a
+3 ms query alone and more beside the model's threads.
+
 Not locked: LanceIndex calls these holding its lock.
 """
 
@@ -19,6 +24,7 @@ from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_ov
 from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 
 with lazy_packages(), deferred_models(), marked_overrides():
+    from lancedb.background_loop import LOOP
     from lancedb.query import FullTextOperator, MultiMatchQuery
 
 TITLE_BOOST = 0.5
@@ -51,12 +57,18 @@ def _known_rows(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
     hit's row."""
     if matrix is None:
         return None
-    query = _query(chunks, terms).select(["_score"]).with_row_id(True).limit(k)
-    if where is not None:
-        query = query.where(where, prefilter=True)
-    rows = query.to_arrow()
+    search = _scored_row_ids(chunks._table, _full_text_query(terms), k, where)
+    rows = LOOP.run(search)  # type: ignore[no-untyped-call]
     return matrix.hits_by_row_id(rows.column("_rowid").to_pylist(),
                                  rows.column("_score").to_pylist())
+
+
+async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None) -> Any:
+    """`table`: the LanceDB 0.40 synchronous table's asynchronous one (its `_table`)."""
+    search = table.query().nearest_to_text(query).select(["_score"]).with_row_id().limit(k)
+    if where is not None:
+        search = search.where(where)  # a full-text query's filter applies before the search
+    return await search.to_arrow()
 
 
 def _with_texts(matrix: VectorMatrix | None, found: list[ChunkHit]) -> list[ChunkHit] | None:
@@ -71,12 +83,15 @@ def _with_texts(matrix: VectorMatrix | None, found: list[ChunkHit]) -> list[Chun
             for hit, text in zip(found, texts, strict=True) if text is not None]
 
 
-def _query(chunks: Any, terms: str) -> Any:
+def _full_text_query(terms: str) -> Any:
     columns, boosts = list(tb.FTS_COLUMNS), [1.0, TITLE_BOOST]
     if tb.cjk_terms(terms):
         columns, boosts = [*columns, tb.CJK_COLUMN], [*boosts, 1.0]
-    full_text = MultiMatchQuery(terms, columns, boosts=boosts, operator=FullTextOperator.OR)
-    return chunks.search(full_text, query_type="fts")
+    return MultiMatchQuery(terms, columns, boosts=boosts, operator=FullTextOperator.OR)
+
+
+def _query(chunks: Any, terms: str) -> Any:
+    return chunks.search(_full_text_query(terms), query_type="fts")
 
 
 def _read(chunks: Any, terms: str, k: int, where: str | None, *,

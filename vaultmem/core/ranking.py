@@ -56,7 +56,7 @@ class ChunkHit:
 class NoteMatch:
     path: str
     relevance: float
-    snippet: str
+    text: str  # the best chunk's text: the hit's snippet is cut from it (`snippet`)
     chunk_id: str
     vector_similarity: float | None
 
@@ -67,7 +67,7 @@ class Ranked:
     relevance: float
     memory_score: float | None
     final: float
-    snippet: str
+    text: str  # as in NoteMatch
     review: bool = False
 
 
@@ -197,7 +197,7 @@ def rank_notes(
         chunk = signals[path].best
         matches.append(NoteMatch(
             path=path, relevance=round(relative * confidence, 6),
-            snippet=snippet(chunk.text, context.query), chunk_id=chunk.chunk_id,
+            text=chunk.text, chunk_id=chunk.chunk_id,
             vector_similarity=signals[path].cosine,
         ))
     return matches
@@ -266,7 +266,7 @@ def rerank(matches: Sequence[NoteMatch], memory_scores: Mapping[str, float]) -> 
             relevance=match.relevance,
             memory_score=memory_scores.get(match.path),
             final=match.relevance * memory_factor(memory_scores.get(match.path)),
-            snippet=match.snippet,
+            text=match.text,
         )
         for match in matches
     ]

@@ -18,6 +18,7 @@ from vaultmem.core.ranking import (
     note_signals,
     rank_notes,
     rerank,
+    snippet,
 )
 from vaultmem.core.reinforce import review_priority
 from vaultmem.engine.filters import FilterIndex, SearchFilters
@@ -112,7 +113,7 @@ class Search:
                       and memories[p].state.superseded_by is None}
         fraction = self._params.review_fraction if include_review else 0.0
         blended = blend_review(ranked, priorities, top_k, fraction=fraction)
-        hits = mark_superseded([self._hit(r, records, memories) for r in blended], memories,
+        hits = mark_superseded([self._hit(r, query, records, memories) for r in blended], memories,
                                self._store, self._catalog, self._params.vault_name)
         return SearchResult(query=query, hits=tuple(hits))
 
@@ -137,7 +138,8 @@ class Search:
         return memory.state.status in filters.statuses
 
     def _hit(
-        self, ranked: Ranked, records: dict[str, NoteRecord], memories: dict[str, MemoryNote]
+        self, ranked: Ranked, query: str, records: dict[str, NoteRecord],
+        memories: dict[str, MemoryNote],
     ) -> SearchHit:
         memory = memories.get(ranked.path)
         record = records.get(ranked.path)
@@ -145,7 +147,8 @@ class Search:
         tags = memory.state.tags if memory else (record.tags if record else ())
         return SearchHit(
             path=ranked.path, title=title,
-            uri=obsidian_uri(self._params.vault_name, ranked.path), snippet=ranked.snippet,
+            uri=obsidian_uri(self._params.vault_name, ranked.path),
+            snippet=snippet(ranked.text, query),
             relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
             review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
             matched=ranked.relevance >= MATCH_THRESHOLD,

@@ -94,3 +94,40 @@ def test_on_an_empty_index_the_first_index_starts_while_the_model_loads(
     finally:
         embedder.release.set()
         daemon.stop()
+
+
+@pytest.mark.timeout(120)
+def test_the_watcher_starts_once_the_index_has_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The watcher's start walks the vault's folders: not while the index opens, which the
+    first search waits for. A note changed meanwhile is still indexed (the reconcile)."""
+    daemon = _daemon(tmp_path, FakeEmbedder(), indexed=True)
+    opening, release = threading.Event(), threading.Event()
+    open_index = Daemon._open_index
+
+    def held(self: Daemon) -> bool:
+        opening.set()
+        assert release.wait(WAIT_S), "the index was never let open"
+        return open_index(self)
+
+    monkeypatch.setattr(Daemon, "_open_index", held)
+    starting = threading.Thread(target=daemon.start)
+    starting.start()
+    try:
+        assert opening.wait(WAIT_S)
+        wait_until(lambda: daemon.server is not None, WAIT_S)  # answering already
+        time.sleep(0.3)
+        assert daemon.watcher is None
+        app = daemon.app
+        assert app is not None
+        (app.root / "Written meanwhile.md").write_text("A note about kayaks.\n", encoding="utf-8")
+        release.set()
+        starting.join(WAIT_S)
+        assert daemon.watcher is not None
+        wait_until(lambda: daemon.progress.last is not None, WAIT_S)
+        assert daemon.progress.last is not None and daemon.progress.last["added"] == 1
+    finally:
+        release.set()
+        starting.join(WAIT_S)
+        daemon.stop()

@@ -1,13 +1,12 @@
 """`vaultmem run`: the long-lived process that serves one vault.
 
 It is given a finished App (`app.build_app(settings, daemon=True)`: its stores open, the usage
-journal included; opening them writes nothing). Start order: lock → the index opens and the
-model loads in the background → socket (answers at once) → watcher, once the index is open →
-start-up reconciliation in the background (the socket reports its progress) → scheduler.
-Stop order is the reverse, with a last flush of pending usage writes, then the App is closed.
-All index writes go through the App's one index writer (`IndexSync`), so the watcher, the
-scheduler and API calls never write concurrently; the scheduled sweep, reconcile and
-consolidation hold the App's write lane, the one the requests that move notes hold
+journal included; opening them writes nothing). Start order: lock → socket (answers at once) →
+watcher → start-up reconciliation in the background (the socket reports its progress) →
+scheduler. Stop order is the reverse, with a last flush of pending usage writes, then the App
+is closed. All index writes go through the App's one index writer (`IndexSync`), so the
+watcher, the scheduler and API calls never write concurrently; the scheduled sweep, reconcile
+and consolidation hold the App's write lane, the one the requests that move notes hold
 (engine/write_lane.py), so a job and a request never interleave. At stop, a sync under way (a
 large note, the first index) ends at its next embedding piece, and the next start indexes what
 it had not written.
@@ -53,7 +52,6 @@ DAEMON_FILE = "daemon.json"
 # at 5 ms and ~70 ms at 0.5 ms (docs/benchmarks.md, "A large note beside small edits").
 SWITCH_INTERVAL_S = 0.0005
 MODEL_WAIT_S = 5.0  # the start-up reconcile waits this long at most for the model
-INDEX_WAIT_S = 5.0  # the watcher starts after the index opened, or after this long
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
 
@@ -83,7 +81,6 @@ class Daemon:
         self.lock = VaultLock(self.data_dir / "daemon.lock")
         self.progress = IndexingStatus()
         self._model_loaded = threading.Event()
-        self._index_opened = threading.Event()
         self._watching = threading.Event()
         self.started_at = datetime.now(UTC)
         self._stop = threading.Event()
@@ -124,9 +121,6 @@ class Daemon:
         self.server = ApiServer(api, token=token, host=params.host, port=params.port)
         self.server.start()
         self._write_daemon_file()
-        # Starting the watcher walks every folder of the vault (~0.1 s at 10k notes), holding
-        # the interpreter lock the index's opening needs: the first search waits for that.
-        self._wait_for(self._index_opened, INDEX_WAIT_S)
         self.watcher = VaultWatcher(
             app.root, app.rules, self._on_batch, on_rescan=self._on_rescan,
             debounce_s=params.debounce_s,
@@ -229,11 +223,8 @@ class Daemon:
         with the vault."""
         if self.app is not None:
             self._spawn("vaultmem-model", self._load_model)
-            warm = self._open_index()
-            self._index_opened.set()
-            if warm:  # searchable now: the first search goes before the reconcile
+            if self._open_index():  # searchable now: the first search goes before the reconcile
                 self._wait_for(self._model_loaded, MODEL_WAIT_S)
-        self._index_opened.set()
         if not self._wait_for(self._watching, None):
             return  # stopped before the watcher ran
         try:

@@ -32,7 +32,7 @@ from watchdog.observers import Observer
 
 from bench.contention import burners
 from bench.daemon import say, section
-from bench.support import machine_lines, ms, p50
+from bench.support import machine_lines, ms, now_utc, p50
 from vaultmem.daemon.watch import VaultWatcher
 from vaultmem.vault.ignore import IgnoreRules
 
@@ -185,6 +185,7 @@ def main() -> None:
     args = parse_args()
     debounces = [int(value) for value in args.debounce.split(",") if value]
     say(f"# {os.environ.get('BENCH_COMMAND', 'scripts/bench saves')}")
+    say(f"date: {now_utc():%Y-%m-%d %H:%M} UTC")
     for line in machine_lines():
         say(line)
     clean: dict[int, bool] = {}

@@ -288,25 +288,17 @@ class LanceIndex:
         with self._write_lock:
             with self._lock:
                 chunks = self._chunks
+            stored = None
             if chunks is not None:
                 with _storage_errors():
                     chunks.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
+                    if self._matrix is not None:  # (one loaded later reads the new ids itself)
+                        stored = _row_ids(chunks)
             with self._lock:
                 self._writes_since_optimize = 0
                 self.ensure_fts_index()
-                self._refresh_row_ids()
-
-    def _refresh_row_ids(self) -> None:
-        """The matrix learns the rows' ids after an optimise gave them new ones (and the ids
-        of the rows written since the last one)."""
-        if self._matrix is None or self._chunks is None:
-            return
-        with _storage_errors():
-            rows = self._chunks.search().select(["chunk_id", "path"]).with_row_id(True)
-            table = rows.to_arrow()
-        self._matrix.set_row_ids(table.column("_rowid").to_pylist(),
-                                 table.column("chunk_id").to_pylist(),
-                                 table.column("path").to_pylist())
+                if stored is not None and self._matrix is not None:
+                    self._matrix.set_row_ids(*stored)
 
     def ensure_fts_index(self) -> None:
         """Create the full-text indexes on chunk text and title if they are missing."""
@@ -339,6 +331,14 @@ class LanceIndex:
         with self._write_lock, self._lock:  # after a running optimise
             self._chunks = self._db = None
             self._matrix = None
+
+
+def _row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
+    """Every stored row's id, chunk id and path: an optimise gives the rows new ids. Read
+    outside the searches' lock; no write comes between, as the caller holds the writers'."""
+    rows = table.search().select(["chunk_id", "path"]).with_row_id(True).to_arrow()
+    return (rows.column("_rowid").to_pylist(), rows.column("chunk_id").to_pylist(),
+            rows.column("path").to_pylist())
 
 
 def _fragments(table: Any) -> int:

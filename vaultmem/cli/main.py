@@ -305,11 +305,13 @@ def run(ctx: Context, log_level: str) -> None:
     for noisy in ("apscheduler", "sentence_transformers", "httpx"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
     daemon = Daemon(daemon_params(ctx.settings), build_app(ctx.settings, daemon=True))
-    daemon.start()
-    assert daemon.server is not None and daemon.app is not None
-    click.echo(f"vaultmem {__version__} serving {daemon.app.root} at {daemon.server.url}",
-               err=True)
-    sys.exit(daemon.serve_forever())
+    with daemon.stopped_by_signals():
+        daemon.start()
+        assert daemon.server is not None and daemon.app is not None
+        click.echo(f"vaultmem {__version__} serving {daemon.app.root} at {daemon.server.url}",
+                   err=True)
+        code = daemon.serve_forever()
+    sys.exit(code)
 
 
 @cli.command()

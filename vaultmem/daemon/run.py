@@ -22,7 +22,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any
@@ -165,19 +165,28 @@ class Daemon:
             self.app.close()
             self.app = None
 
-    def serve_forever(self) -> int:
-        """Run until SIGTERM/SIGINT; returns the process exit code."""
+    @contextlib.contextmanager
+    def stopped_by_signals(self) -> Iterator[None]:
+        """Within the block, SIGTERM and SIGINT stop the daemon (`serve_forever` returns).
+        Entered before `start`: the socket answers before the start ends, and a service
+        manager's stop sent then must stop the daemon, not kill it half started."""
         def on_signal(signum: int, frame: FrameType | None) -> None:
             log.info("signal %s: stopping", signum)
             self._stop.set()
 
         previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
-            while not self._stop.wait(timeout=3600):
-                pass
+            yield
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    def serve_forever(self) -> int:
+        """Run until stopped (`stopped_by_signals`), then stop; the process exit code."""
+        try:
+            while not self._stop.wait(timeout=3600):
+                pass
+        finally:
             self.stop()
         return 0
 

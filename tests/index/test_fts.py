@@ -177,17 +177,17 @@ def test_hits_read_from_the_matrix_equal_the_table_before_and_after_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hits whose rows the matrix knows come from it; a row written since the last optimise
-    is read from the table; after an optimise (every row gets a new id) the matrix knows
-    them all again. The hits are the table's either way."""
+    is looked up by its id and learnt (no second full-text query); after an optimise (every
+    row gets a new id) the matrix knows them all again. The hits are the table's always."""
     idx = LanceIndex(tmp_path / "index", EMBEDDER.name, OPTIONS)
     try:
         idx.apply(upserts=all_notes())
         reads: list[bool] = []
         original = full_text._read
 
-        def spy(chunks: object, terms: str, k: int, where: str | None, **options: bool) -> list:  # type: ignore[type-arg]
+        def spy(chunks: object, terms: str, k: int, where: str | None) -> list:  # type: ignore[type-arg]
             reads.append(True)
-            return original(chunks, terms, k, where, **options)
+            return original(chunks, terms, k, where)
 
         def check(query: str) -> list[str]:
             terms = fts_terms(query)
@@ -201,8 +201,16 @@ def test_hits_read_from_the_matrix_equal_the_table_before_and_after_writes(
         assert check("kitten review deadline")
         assert not reads  # the matrix knew every row: nothing read from the table
         idx.apply(upserts=[note("animals/cats.md", "A kitten naps.\n\nKittens and review.")])
+        matrix = idx._ensure_matrix()
+        assert matrix is not None
+        stored = idx._chunks.search().select(["path"]).with_row_id(True).to_arrow()
+        written = [r for r, p in zip(stored.column("_rowid").to_pylist(),
+                                     stored.column("path").to_pylist(), strict=True)
+                   if p == "animals/cats.md"]
+        assert matrix.unknown_row_ids(written) == written  # the rewritten note's rows
         assert "animals/cats.md" in check("kitten review deadline")
-        assert reads  # the rewritten note's rows had no known id yet
+        assert not reads  # looked up by id, not by a second full-text query
+        assert matrix.unknown_row_ids(written) == []  # and learnt
         idx.optimize()
         reads.clear()
         assert check("kitten review deadline") and check("taxes receipts")

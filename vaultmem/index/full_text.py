@@ -1,9 +1,10 @@
 """Full-text search over the chunks table: LanceDB's BM25 index on chunk text and title (and
 the CJK bigrams, for a query that has some), the hits' chunks from the in-memory matrix.
 
-LanceDB returns each hit's row id and score; the matrix knows the rows' ids since the table
-was last optimised (vectors.VectorMatrix.hits_by_row_id), so a search reads no column of its
-hits. A hit on a row written since then is read from the table instead.
+LanceDB returns each hit's row id and score; the matrix knows the rows' ids (loaded with the
+vectors, set again after each optimise), so a search reads no column of its hits. A hit on a
+row written since then is looked up by its id once (its chunk id and path), and the matrix
+learns it.
 
 That query goes to LanceDB's asynchronous table, the one its synchronous table wraps, in one
 call to LanceDB's event loop thread: the synchronous query builder made five such calls (the
@@ -44,23 +45,20 @@ def search(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
 def hits(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
          where: str | None) -> list[ChunkHit]:
     """One full-text query's hits with their texts, read with as little as the matrix allows."""
-    found = _known_rows(chunks, matrix, terms, k, where)
-    if found is None:
-        found = _with_texts(matrix, _read(chunks, terms, k, where, with_text=False))
-    return found if found is not None else _read(chunks, terms, k, where)
-
-
-def _known_rows(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
-                where: str | None) -> list[ChunkHit] | None:
-    """The hits as row ids and scores, their chunks from the matrix (at 10k chunks, reading
-    the hits' columns was half the cost of the query); None if the matrix does not know a
-    hit's row."""
     if matrix is None:
-        return None
+        return _read(chunks, terms, k, where)
     search = _scored_row_ids(chunks._table, _full_text_query(terms), k, where)
     rows = LOOP.run(search)  # type: ignore[no-untyped-call]
-    return matrix.hits_by_row_id(rows.column("_rowid").to_pylist(),
-                                 rows.column("_score").to_pylist())
+    row_ids, scores = rows.column("_rowid").to_pylist(), rows.column("_score").to_pylist()
+    unknown = matrix.unknown_row_ids(row_ids)
+    if unknown:  # rows written since the last optimise: the matrix learns their ids
+        taken = chunks.take_row_ids(unknown).select(["chunk_id", "path"]).with_row_id()
+        learnt = taken.to_arrow()
+        matrix.learn_row_ids(learnt.column("_rowid").to_pylist(),
+                             learnt.column("chunk_id").to_pylist(),
+                             learnt.column("path").to_pylist())
+    found = matrix.hits_by_row_id(row_ids, scores)
+    return found if found is not None else _read(chunks, terms, k, where)
 
 
 async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None) -> Any:
@@ -69,18 +67,6 @@ async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None) -> 
     if where is not None:
         search = search.where(where)  # a full-text query's filter applies before the search
     return await search.to_arrow()
-
-
-def _with_texts(matrix: VectorMatrix | None, found: list[ChunkHit]) -> list[ChunkHit] | None:
-    """The hits with their texts from the matrix (the text column is most of the bytes a text
-    search reads), or None if one is not there."""
-    if matrix is None:
-        return None
-    texts = [matrix.text_of(hit.chunk_id, hit.path) for hit in found]
-    if None in texts:
-        return None
-    return [ChunkHit(hit.chunk_id, hit.path, text, hit.score)
-            for hit, text in zip(found, texts, strict=True) if text is not None]
 
 
 def _full_text_query(terms: str) -> Any:
@@ -94,16 +80,13 @@ def _query(chunks: Any, terms: str) -> Any:
     return chunks.search(_full_text_query(terms), query_type="fts")
 
 
-def _read(chunks: Any, terms: str, k: int, where: str | None, *,
-          with_text: bool = True) -> list[ChunkHit]:
-    """The hits with their chunk ids and paths (and texts) read from the table."""
-    columns = ["chunk_id", "path", "text", "_score"] if with_text else [
-        "chunk_id", "path", "_score"]
-    query = _query(chunks, terms).select(columns).limit(k)
+def _read(chunks: Any, terms: str, k: int, where: str | None) -> list[ChunkHit]:
+    """The hits read from the table, texts included (no matrix, or one out of step)."""
+    query = _query(chunks, terms).select(["chunk_id", "path", "text", "_score"]).limit(k)
     if where is not None:
         query = query.where(where, prefilter=True)
     return [
-        ChunkHit(row["chunk_id"], row["path"], row.get("text", ""), float(row["_score"]))
+        ChunkHit(row["chunk_id"], row["path"], row["text"], float(row["_score"]))
         for row in query.to_arrow().to_pylist()
     ]
 

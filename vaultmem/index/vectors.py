@@ -134,25 +134,28 @@ class VectorMatrix:
         self._reset()
         self.add(ids, paths, texts, vectors, places, row_ids)
 
-    def text_of(self, chunk_id: str, path: str) -> str | None:
-        """The text of one live chunk (looked up among its note's rows), or None."""
-        for row in self._rows_by_path.get(path, ()):
-            if self._ids[row] == chunk_id:
-                return self._texts[row]
-        return None
-
     def set_row_ids(self, row_ids: Sequence[int], chunk_ids: Sequence[str],
                     paths: Sequence[str]) -> None:
         """The row ids of the stored rows now (a table optimise gives every row a new one);
-        a row not among them has none until the next call."""
+        a row not among them has none until it is learnt."""
         self._row_ids = [-1] * len(self._ids)
         self._rows_by_row_id = {}
+        self.learn_row_ids(row_ids, chunk_ids, paths)
+
+    def learn_row_ids(self, row_ids: Sequence[int], chunk_ids: Sequence[str],
+                      paths: Sequence[str]) -> None:
+        """These stored rows' ids (rows written since the ids were last set have none)."""
         for row_id, chunk_id, path in zip(row_ids, chunk_ids, paths, strict=True):
             for row in self._rows_by_path.get(path, ()):
                 if self._ids[row] == chunk_id:
+                    self._rows_by_row_id.pop(self._row_ids[row], None)
                     self._row_ids[row] = row_id
                     self._rows_by_row_id[row_id] = row
                     break
+
+    def unknown_row_ids(self, row_ids: Iterable[int]) -> list[int]:
+        """The ids among these that no live row has."""
+        return [row_id for row_id in row_ids if row_id not in self._rows_by_row_id]
 
     def hits_by_row_id(self, row_ids: Sequence[int], scores: Sequence[float]
                        ) -> list[ChunkHit] | None:

@@ -1,5 +1,6 @@
 """What is imported where: the CLI talking to a running daemon imports neither the model
-runtime nor LanceDB, and a daemon serving with the ONNX runtime never imports torch."""
+runtime nor LanceDB, a daemon serving with the ONNX runtime never imports torch, and what only
+the watcher, the scheduler and the indexing need waits until the first answers are out."""
 
 from __future__ import annotations
 
@@ -29,6 +30,18 @@ for args in json.loads(sys.argv[1]):
         pass
 print("HEAVY", json.dumps(sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)))
 """
+
+
+#: Needed by the daemon only once it watches, schedules or reads notes (after its first answers).
+LATER = ("markdown_it", "apscheduler", "watchdog", "pathspec", "multiprocessing")
+
+
+def test_the_daemon_start_imports_nothing_that_only_its_background_work_needs() -> None:
+    code = ("import json, sys, vaultmem.cli.main, vaultmem.app, vaultmem.daemon.run; "
+            f"print(json.dumps(sorted(m for m in {list(LATER)!r} if m in sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert json.loads(done.stdout) == []
 
 
 def _heavy_imports(env: dict[str, str], commands: list[list[str]]) -> tuple[list[str], str]:

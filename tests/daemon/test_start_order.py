@@ -1,6 +1,6 @@
 """The daemon's start order: the index opens and the model loads first, because the first search
-waits for both; on an index with chunks the start-up reconcile begins only after them, on an
-empty one at once (an in-process daemon)."""
+waits for both; on an index with chunks the start-up reconcile begins only after them (and after
+the searches that waited for them), on an empty one at once (an in-process daemon)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 
 from tests.harness.daemon import wait_until
 from tests.harness.sample_vault import redated_sample_vault
+from vaultmem.api.auth import load_or_create_token
+from vaultmem.api.client import Client
 from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
 from vaultmem.daemon import run
@@ -94,3 +96,90 @@ def test_on_an_empty_index_the_first_index_starts_while_the_model_loads(
     finally:
         embedder.release.set()
         daemon.stop()
+
+
+def _hold_searches(
+    monkeypatch: pytest.MonkeyPatch, daemon: Daemon,
+) -> tuple[threading.Event, threading.Event]:
+    """Searches wait in the daemon until the test lets them go: (one is in, let them go)."""
+    assert daemon.app is not None
+    search = daemon.app.search.search
+    inside, let_go = threading.Event(), threading.Event()
+
+    def held(*args: object, **kwargs: object) -> object:
+        inside.set()
+        assert let_go.wait(WAIT_S), "the search was never let go"
+        return search(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(daemon.app.search, "search", held)
+    return inside, let_go
+
+
+def _search_in_background(daemon: Daemon, tmp_path: Path) -> threading.Thread:
+    assert daemon.server is not None
+    client = Client(daemon.server.url, load_or_create_token(tmp_path / "data"), timeout=WAIT_S)
+    thread = threading.Thread(target=client.search, args=("sourdough starter",), daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.timeout(120)
+def test_the_watcher_and_the_reconcile_start_after_the_searches_that_waited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search sent during the start is answered before the watcher's start, the
+    scheduler's and the reconcile take the interpreter from it."""
+    daemon = _daemon(tmp_path, FakeEmbedder(), indexed=True)
+    inside, let_go = _hold_searches(monkeypatch, daemon)
+    daemon.start()
+    try:
+        searching = _search_in_background(daemon, tmp_path)
+        assert inside.wait(WAIT_S)
+        time.sleep(0.5)
+        assert daemon.watcher is None and daemon.scheduler is None
+        assert daemon.progress.last is None and not daemon.progress.running
+        let_go.set()
+        searching.join(WAIT_S)
+        wait_until(lambda: daemon.progress.last is not None, WAIT_S)
+        assert daemon.watcher is not None and daemon.scheduler is not None
+    finally:
+        let_go.set()
+        daemon.stop()
+
+
+@pytest.mark.timeout(120)
+def test_a_search_that_does_not_end_holds_the_start_up_work_back_only_so_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(run, "FIRST_ANSWERS_WAIT_S", 0.3)
+    daemon = _daemon(tmp_path, FakeEmbedder(), indexed=True)
+    inside, let_go = _hold_searches(monkeypatch, daemon)
+    daemon.start()
+    try:
+        _search_in_background(daemon, tmp_path)
+        assert inside.wait(WAIT_S)
+        wait_until(lambda: daemon.progress.last is not None, WAIT_S)  # the search still held
+        assert not let_go.is_set()
+        assert daemon.watcher is not None
+    finally:
+        let_go.set()
+        daemon.stop()
+
+
+@pytest.mark.timeout(120)
+def test_a_stop_during_the_start_leaves_no_watcher_or_scheduler_running(tmp_path: Path) -> None:
+    embedder = HeldLoad()
+    daemon = _daemon(tmp_path, embedder, indexed=True)
+    daemon.start()
+    try:
+        assert embedder.asked.wait(WAIT_S)
+    finally:
+        stopping = threading.Thread(target=daemon.stop)
+        stopping.start()
+        embedder.release.set()
+        stopping.join(WAIT_S)
+    assert not stopping.is_alive()
+    assert daemon.watcher is None and daemon.scheduler is None
+    left = [t.name for t in threading.enumerate()]
+    assert not [name for name in left if name.startswith(("vaultmem-startup", "APScheduler"))
+                or "watchdog" in name.lower()]

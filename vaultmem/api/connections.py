@@ -91,3 +91,29 @@ class TrackedHttpServer(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("connection from %s failed", client_address, exc_info=True)
+
+
+class CallsInFlight:
+    """How many operations the socket is answering (`with calls:` around each); the daemon's
+    start-up waits for none before its background work."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def __enter__(self) -> None:
+        with self._changed:
+            self._count += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._changed:
+            self._count -= 1
+            self._changed.notify_all()
+
+    def __len__(self) -> int:
+        return self._count
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Whether no call was in flight at some moment within `timeout` seconds."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._count == 0, timeout)

@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 from vaultmem import __version__
 from vaultmem.api.auth import PLUGIN_ORIGIN, check_host, check_origin, token_matches
-from vaultmem.api.connections import TrackedHttpServer
+from vaultmem.api.connections import CallsInFlight, TrackedHttpServer
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import Route, match_path, openapi_document
 from vaultmem.api.validation import parse_body, query_body
@@ -69,6 +69,7 @@ class ApiServer:
         self.request_timeout = request_timeout
         self._httpd: TrackedHttpServer | None = None
         self._thread: threading.Thread | None = None
+        self.calls = CallsInFlight()  # operations being answered
 
     @property
     def url(self) -> str:
@@ -173,7 +174,8 @@ class _Handler(BaseHTTPRequestHandler):
         body = self._body(route, param, query)
         self.server.set_deadline(False)  # the request is in; the operation may take long
         try:
-            return 200, self.server.owner.api.call(route.op, body), []
+            with self.server.owner.calls:
+                return 200, self.server.owner.api.call(route.op, body), []
         finally:
             self.server.set_deadline(True)
 

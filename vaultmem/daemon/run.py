@@ -1,15 +1,15 @@
 """`vaultmem run`: the long-lived process that serves one vault.
 
 It is given a finished App (`app.build_app(settings, daemon=True)`: its stores open, the usage
-journal included; opening them writes nothing). Start order: lock → socket (answers at once) →
-watcher → start-up reconciliation in the background (the socket reports its progress) →
-scheduler. Stop order is the reverse, with a last flush of pending usage writes, then the App
-is closed. All index writes go through the App's one index writer (`IndexSync`), so the
-watcher, the scheduler and API calls never write concurrently; the scheduled sweep, reconcile
-and consolidation hold the App's write lane, the one the requests that move notes hold
-(engine/write_lane.py), so a job and a request never interleave. At stop, a sync under way (a
-large note, the first index) ends at its next embedding piece, and the next start indexes what
-it had not written.
+journal included; opening them writes nothing). Start order: lock → socket (answers at once);
+in the background, the index opens and the model loads → the first searches are answered →
+watcher → scheduler → start-up reconciliation (the socket reports its progress). Stop order
+is the reverse, with a last flush of pending usage writes, then the App is closed. All index
+writes go through the App's one index writer (`IndexSync`), so the watcher, the scheduler and
+API calls never write concurrently; the scheduled sweep, reconcile and consolidation hold the
+App's write lane, the one the requests that move notes hold (engine/write_lane.py), so a job
+and a request never interleave. At stop, a sync under way (a large note, the first index) ends
+at its next embedding piece, and the next start indexes what it had not written.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmem import __version__
 from vaultmem.api.auth import load_or_create_token
@@ -34,8 +34,7 @@ from vaultmem.app import App, DaemonParams
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
-from vaultmem.daemon.scheduler import Job, Scheduler
-from vaultmem.daemon.watch import VaultWatcher
+from vaultmem.daemon.progress import IndexingStatus, report_json
 from vaultmem.engine.index_ports import SyncReport
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
@@ -44,31 +43,22 @@ from vaultmem.errors import Stopping
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
 
+if TYPE_CHECKING:  # imported when the watcher starts, after the first answers (_start_watching)
+    from vaultmem.daemon.scheduler import Job, Scheduler
+    from vaultmem.daemon.watch import VaultWatcher
+
 log = logging.getLogger("vaultmem.daemon.run")
 DAEMON_FILE = "daemon.json"
 # A thread waiting for the GIL gets it after at most this long (CPython's default: 5 ms). A
 # request gives the GIL up at each file stat or catalog query and waits to get it back; beside
 # pure-Python work (a large note's Markdown being parsed) a status call of 2 ms took ~900 ms
-# at 5 ms and ~70 ms at 0.5 ms (docs/benchmarks.md, "A large note beside small edits").
+# at 5 ms and ~70 ms at 0.5 ms (docs/benchmarks.md, "A large note beside small edits"). Set
+# once the index is open and the model loaded: before, the start's threads are long stretches of
+# Python (imports) that handed the GIL back and forth 10x as often, for nothing (a slower start).
 SWITCH_INTERVAL_S = 0.0005
 MODEL_WAIT_S = 5.0  # the start-up reconcile waits this long at most for the model
+FIRST_ANSWERS_WAIT_S = 2.0  # and this long at most for the calls in flight once it is loaded
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
-
-
-class IndexingStatus:
-    """The last start-up (or on-demand) index run's report or error, and whether one runs; the
-    work in progress itself is the index writer's (`IndexSync.indexing`)."""
-
-    def __init__(self) -> None:
-        self.running = False
-        self.last: dict[str, Any] | None = None
-        self.error: str | None = None
-
-    def to_json(self, work: dict[str, Any], queued: int) -> dict[str, Any]:
-        """`running`: an index run or any sync (a watcher batch too) is under way; `queued`:
-        changed notes not yet handed to the index writer or waiting for it."""
-        return {**work, "running": self.running or work["running"], "queued": queued,
-                "last": self.last, "error": self.error}
 
 
 class Daemon:
@@ -81,7 +71,7 @@ class Daemon:
         self.lock = VaultLock(self.data_dir / "daemon.lock")
         self.progress = IndexingStatus()
         self._model_loaded = threading.Event()
-        self._watching = threading.Event()
+        self._parts_lock = threading.Lock()  # the watcher's and scheduler's start and stop
         self.started_at = datetime.now(UTC)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -103,7 +93,6 @@ class Daemon:
             self._close_app()
             raise
         tune_malloc()  # before the index's and the model's native threads start
-        sys.setswitchinterval(SWITCH_INTERVAL_S)
         try:
             self._start_parts()
         except BaseException:
@@ -121,20 +110,31 @@ class Daemon:
         self.server = ApiServer(api, token=token, host=params.host, port=params.port)
         self.server.start()
         self._write_daemon_file()
-        self.watcher = VaultWatcher(
-            app.root, app.rules, self._on_batch, on_rescan=self._on_rescan,
-            debounce_s=params.debounce_s,
-        )
-        self.watcher.start()
-        # a long sync (a large note, the first index) takes the watcher's next batches
-        # between its slices: the watcher's own thread may be the one running it
-        app.sync.let_in(self.watcher.take_due, self._after_batch)
-        self._watching.set()  # the start-up reconcile may begin: no change goes unseen now
-        self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
-                                   max_pause_s=params.max_write_pause_s)
-        self.scheduler.start()
         self._settled.start()
         log.info("serving %s at %s", app.root, self.server.url)
+
+    def _start_watching(self) -> bool:
+        """Start the watcher, then the scheduler (on the start-up thread); False if the daemon
+        stops first."""
+        from vaultmem.daemon.scheduler import Scheduler
+        from vaultmem.daemon.watch import VaultWatcher
+
+        with self._parts_lock:
+            app, params = self.app, self.params
+            if app is None or self._stop.is_set():
+                return False
+            self.watcher = VaultWatcher(
+                app.root, app.rules, self._on_batch, on_rescan=self._on_rescan,
+                debounce_s=params.debounce_s,
+            )
+            self.watcher.start()
+            # a long sync (a large note, the first index) takes the watcher's next batches
+            # between its slices: the watcher's own thread may be the one running it
+            app.sync.let_in(self.watcher.take_due, self._after_batch)
+            self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
+                                       max_pause_s=params.max_write_pause_s)
+            self.scheduler.start()
+        return True
 
     def stop(self) -> None:
         """Stop in reverse order; safe to call more than once and after a failed start."""
@@ -142,12 +142,13 @@ class Daemon:
         if self.app is not None:  # first: the threads joined below may be running a sync
             self.app.sync.stop()
         self._settled.stop()
-        if self.scheduler is not None:
-            self.scheduler.stop()
-            self.scheduler = None
-        if self.watcher is not None:
-            self.watcher.stop()
-            self.watcher = None
+        with self._parts_lock:
+            if self.scheduler is not None:
+                self.scheduler.stop()
+                self.scheduler = None
+            if self.watcher is not None:
+                self.watcher.stop()
+                self.watcher = None
         for thread in self._threads:
             thread.join(timeout=60)
         self._threads.clear()
@@ -203,7 +204,7 @@ class Daemon:
             self._optimize(Occasion.INDEXED)
         finally:
             self.progress.running = False
-        self.progress.last = _report_json(report)
+        self.progress.last = report_json(report)
         return self.progress.last
 
     def flush(self) -> FlushReport:
@@ -227,15 +228,19 @@ class Daemon:
         }
 
     def _startup(self) -> None:
-        """Open the index and load the model; once the watcher runs, remove temp files an
-        interrupted write left behind, replay pending usage writes and reconcile the index
-        with the vault."""
+        """Open the index and load the model; let the searches that waited for them be
+        answered; start the watcher and the scheduler; then remove temp files an interrupted
+        write left behind, replay pending usage writes and reconcile the index with the vault
+        (no change goes unseen: what changed before the watcher ran, the reconcile finds)."""
         if self.app is not None:
             self._spawn("vaultmem-model", self._load_model)
             if self._open_index():  # searchable now: the first search goes before the reconcile
                 self._wait_for(self._model_loaded, MODEL_WAIT_S)
-        if not self._wait_for(self._watching, None):
-            return  # stopped before the watcher ran
+                self._let_first_answers_go()
+        # from here threads take turns often: a request is not held up behind a long sync
+        sys.setswitchinterval(SWITCH_INTERVAL_S)
+        if not self._start_watching():
+            return
         try:
             if self.app is not None:
                 for path in remove_stale_temp_files(self.app.root):
@@ -247,6 +252,13 @@ class Daemon:
         except Exception as exc:
             log.exception("start-up indexing failed")
             self.progress.error = str(exc)
+
+    def _let_first_answers_go(self) -> None:
+        """Wait (FIRST_ANSWERS_WAIT_S at most) until no call is in flight: a search sent
+        while the daemon started waited for the index and the model, and is answered sooner
+        without the watcher's start, the scheduler's and the reconcile beside it."""
+        if self.server is not None and not self._stop.is_set():
+            self.server.calls.wait_idle(FIRST_ANSWERS_WAIT_S)
 
     def _load_model(self) -> None:
         """Load the model now, not on the first search (on the inference thread, while the
@@ -263,8 +275,11 @@ class Daemon:
     # neither at first (it compares the vault with the catalog). All three are mostly Python
     # holding the interpreter lock, so on an index with chunks to search the reconcile waits:
     # run beside them, it delayed the first answer by ~0.2-0.4 s (docs/benchmarks.md, "A light
-    # daemon"). An empty index (a first start, a rebuild) has nothing to answer from: its
-    # reconcile, the first index, starts at once, and answers say how far it got.
+    # daemon"). So do the watcher's and the scheduler's start (and their imports), until the
+    # searches sent meanwhile are answered: nothing is missed, the reconcile after them finds
+    # what changed before the watcher ran. An empty index (a first start, a rebuild) has
+    # nothing to answer from: its reconcile, the first index, starts at once, and answers say
+    # how far it got.
     def _open_index(self) -> bool:
         """Open the index and load what searches read (importing LanceDB is most of it);
         whether it has chunks to search. A failure is left to the reconcile, which meets it
@@ -276,13 +291,13 @@ class Daemon:
             log.debug("opening the index at start failed: %s", exc)
             return False
 
-    def _wait_for(self, event: threading.Event, limit_s: float | None) -> bool:
-        """Whether `event` was set within `limit_s` (None: no limit); False at once if the
-        daemon stops meanwhile. The model is waited for MODEL_WAIT_S at most: torch takes
-        seconds, and a first start exports the ONNX file (minutes)."""
-        deadline = None if limit_s is None else time.monotonic() + limit_s
+    def _wait_for(self, event: threading.Event, limit_s: float) -> bool:
+        """Whether `event` was set within `limit_s`; False at once if the daemon stops
+        meanwhile. The model is waited for MODEL_WAIT_S at most: torch takes seconds, and a
+        first start exports the ONNX file (minutes)."""
+        deadline = time.monotonic() + limit_s
         while not event.wait(0.1):
-            if self._stop.is_set() or (deadline is not None and time.monotonic() > deadline):
+            if self._stop.is_set() or time.monotonic() > deadline:
                 return False
         return True
 
@@ -311,6 +326,8 @@ class Daemon:
         return self.watcher is not None and self.watcher.busy()
 
     def _jobs(self) -> list[Job]:
+        from vaultmem.daemon.scheduler import Job
+
         assert self.app is not None
         p, app, journal = self.params, self.app, self.app.journal
         return [
@@ -392,10 +409,3 @@ class Daemon:
 def _now() -> datetime:
     """The scheduler is an edge: it reads the clock and hands `now` to the service."""
     return datetime.now(UTC)
-
-
-def _report_json(report: SyncReport) -> dict[str, Any]:
-    data = report.to_json()
-    data["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    return data
-

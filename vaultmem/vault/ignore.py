@@ -7,10 +7,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from vaultmem.vault.writes import is_temp_name
+
+if TYPE_CHECKING:
+    import pathspec
 
 IGNORE_FILE = ".vaultmemignore"
 _TEMP_SUFFIXES = (".swp", ".swo", ".swx", "~", ".tmp", ".crdownload")
@@ -146,6 +148,8 @@ def _read_ignore_file(path: Path, problems: list[str]) -> pathspec.GitIgnoreSpec
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(f"{IGNORE_FILE}: cannot read it ({exc}); unused")
         return None
+    import pathspec  # here: a vault without the file, and the daemon's start, never need it
+
     try:
         return pathspec.GitIgnoreSpec.from_lines(lines)
     except (ValueError, TypeError) as exc:

@@ -4,6 +4,7 @@ malformed frontmatter (that is reported in `Note.frontmatter_error`)."""
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import os
 import re
@@ -11,15 +12,17 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from typing import TYPE_CHECKING
 
 from vaultmem.core.intake import tag_key
 from vaultmem.core.memory import is_memory
 from vaultmem.errors import FrontmatterError, NoteError
 from vaultmem.vault.frontmatter import BOM, locate, parse
 from vaultmem.vault.paths import resolve_in_vault
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,15 @@ _TAG = re.compile(r"(?<!\S)#([^\s\x00-\x2c.\x3a-\x40\x5b-\x5e`\x7b-\x7f]+)")
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _COMMENT = re.compile(r"%%.*?%%", re.S)
 _LIST_SPLIT = re.compile(r"[,\s]+")
-# Only block structure is needed (inline content is scanned here), so inline parsing is off.
-_MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    """The parser, made on first use: the daemon's first answers read no note."""
+    from markdown_it import MarkdownIt
+
+    # Only block structure is needed (inline content is scanned here), so inline parsing is off.
+    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
 
 
 def title_of(path: str) -> str:
@@ -171,7 +181,7 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0, read_only: bool = Fa
         shown = ", ".join(f"#{tag}" for tag in commented)
         warnings.append(f"{shown} in the tags line is a YAML comment, which Obsidian ignores: "
                         "vaultmem reads it as a tag; remove the # so Obsidian does too")
-    tokens = _MARKDOWN.parse(body)
+    tokens = _markdown().parse(body)
     first_line = text.count("\n", 0, body_start) + 1
     headings = tuple(_headings(tokens, first_line))
     inline = [_mask_inline(t.content) for t in tokens if t.type == "inline"]

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import multiprocessing
 import os
 from collections.abc import Callable
-from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
 
 from vaultmem.core.chunking import Chunk, note_chunks
 from vaultmem.vault.notes import Note, RawNote
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 log = logging.getLogger(__name__)
 PROCESS_BYTES = 262_144  # below this a parse takes less than starting a process
@@ -40,6 +43,8 @@ def parse_apart(
     work = (raw, max_chars, min_chars)
     if len(raw.raw) < PROCESS_BYTES:
         return _parse_and_chunk(*work)
+    import multiprocessing  # here: most notes never need it, the daemon's start neither
+
     context = multiprocessing.get_context("spawn")
     receive, send = context.Pipe(duplex=False)
     child = context.Process(target=_parse_and_send, args=(work, send), name="vaultmem-parse",
@@ -71,7 +76,7 @@ def parse_apart(
 
 
 def _answer(
-    receive: Connection, child: multiprocessing.process.BaseProcess, wait: Callable[[], None],
+    receive: Connection, child: BaseProcess, wait: Callable[[], None],
     look_s: float,
 ) -> tuple[Parsed | None, BaseException | None] | None:
     while not receive.poll(look_s):

@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 from vaultmem.core.relevance import (
     NameMatch,
@@ -44,8 +45,10 @@ MATCH_THRESHOLD = 0.5
 _TERM = re.compile(r"\w+")
 
 
-@dataclass(frozen=True)
-class ChunkHit:
+class ChunkHit(NamedTuple):
+    """One chunk a retrieval found. A named tuple, not a frozen dataclass: a search makes ~550
+    of these and ~470 NoteSignals, and a frozen dataclass takes twice as long to make."""
+
     chunk_id: str
     path: str
     text: str
@@ -71,8 +74,7 @@ class Ranked:
     review: bool = False
 
 
-@dataclass(frozen=True)
-class NoteSignals:
+class NoteSignals(NamedTuple):
     """What retrieval found for one note: its best cosine and BM25 score over its chunks (max,
     so a long note gains nothing from its length) and the chunk shown as its snippet."""
 

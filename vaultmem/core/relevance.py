@@ -121,6 +121,8 @@ def name_match(query: str, names: Iterable[str]) -> NameMatch:
         normal, plain, numbered = _name_parts(name)
         if normal_query and normal == normal_query:
             exact = True
+        elif query_stems.isdisjoint(plain) and query_stems.isdisjoint(numbered):
+            continue  # no word in common (most candidates' names): it adds nothing
         # Numbering and dates in a name ("s01", "2023") count only when the query has them.
         named = numbered & query_stems if numbered else numbered
         size = len(plain) + len(named)

@@ -297,6 +297,9 @@ def run(ctx: Context, log_level: str) -> None:
     """Run the daemon in the foreground (what the service units run)."""
     import logging
 
+    from vaultmem.daemon.native import quiet_blas
+
+    quiet_blas()  # before numpy is imported (by what follows)
     from vaultmem.app import build_app, daemon_params
     from vaultmem.daemon.run import Daemon
 

@@ -9,6 +9,11 @@ glibc also raises its mmap threshold (up to 32 MiB) each time a large block is f
 which torch's multi-megabyte activations come from the heap, where small long-lived blocks
 pin them: with the real model the daemon grew ~0.4 MB per edit. A fixed threshold keeps large
 blocks in their own mappings, returned to the system when freed (+0.04 MB per edit).
+
+And numpy's BLAS (OpenBLAS, in numpy's wheels) keeps its worker thread spinning for ~0.1 s
+after each call it splits: after every search's vector scoring a whole core of the two kept
+burning while the next query's full-text search and embedding needed it (48 ms of CPU in the
+50 ms after a 10k-row scoring). The daemon runs it on the calling thread (`quiet_blas`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import ctypes
 import ctypes.util
 import functools
 import logging
+import os
 import sys
 import threading
 import time
@@ -28,6 +34,16 @@ _M_ARENA_MAX = -8  # mallopt parameters, from glibc's malloc.h
 _M_MMAP_THRESHOLD = -3
 DAEMON_ARENAS = 2
 DAEMON_MMAP_THRESHOLD = 128 * 1024  # glibc's initial value, kept fixed
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def quiet_blas() -> None:
+    """numpy's BLAS on the calling thread only (10k-row scoring ~1.3 ms, not ~0.6, and no
+    thread spinning after it). OpenBLAS reads this when numpy is imported, so call it before;
+    a value the user set is kept."""
+    if "numpy" in sys.modules:
+        log.debug("numpy is already imported: its BLAS threads are as they were")
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
 
 
 @functools.cache

@@ -194,14 +194,11 @@ class VectorMatrix:
             return []
         order = _top_k(scores, k)
         picked = order if rows is None else rows[order]
+        ids, paths, texts = self._ids, self._paths, self._texts
+        # Python ints and floats: indexing lists with numpy scalars took several times longer
         return [
-            ChunkHit(
-                chunk_id=self._ids[row],
-                path=self._paths[row],
-                text=self._texts[row],
-                score=float(scores[i]),
-            )
-            for i, row in zip(order, picked, strict=True)
+            ChunkHit(ids[row], paths[row], texts[row], score)
+            for row, score in zip(picked.tolist(), scores[order].tolist(), strict=True)
         ]
 
     def _search_broad(self, query: Vector, k: int, paths: Collection[str]) -> list[ChunkHit]:

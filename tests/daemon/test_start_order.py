@@ -183,3 +183,27 @@ def test_a_stop_during_the_start_leaves_no_watcher_or_scheduler_running(tmp_path
     left = [t.name for t in threading.enumerate()]
     assert not [name for name in left if name.startswith(("vaultmem-startup", "APScheduler"))
                 or "watchdog" in name.lower()]
+
+
+@pytest.mark.timeout(120)
+def test_a_vault_that_cannot_be_watched_stops_the_daemon_with_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The watcher starts on the start-up thread: its failure still ends the daemon (exit
+    code 1, the reason in the status), not a daemon that silently stops following edits."""
+    from vaultmem.daemon import watch
+
+    def cannot_watch(self: object) -> None:
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watch.VaultWatcher, "start", cannot_watch)
+    daemon = _daemon(tmp_path, FakeEmbedder(), indexed=True)
+    daemon.start()
+    codes: list[int] = []
+    serving = threading.Thread(target=lambda: codes.append(daemon.serve_forever()))
+    serving.start()
+    serving.join(WAIT_S)
+    assert codes == [1]
+    assert daemon.failure is not None and "inotify watch limit" in daemon.failure
+    assert daemon.progress.error == daemon.failure
+    assert daemon.app is None  # stopped and closed

@@ -75,6 +75,7 @@ class Daemon:
         self.started_at = datetime.now(UTC)
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.failure: str | None = None  # why the daemon stopped itself (exit code 1)
         self._consolidated_at: str | None = None
         self._trimmer = Trimmer(TRIM_EVERY_S)
         self.app: App | None = app
@@ -183,13 +184,14 @@ class Daemon:
                 signal.signal(sig, handler)
 
     def serve_forever(self) -> int:
-        """Run until stopped (`stopped_by_signals`), then stop; the process exit code."""
+        """Run until stopped (`stopped_by_signals`, or a failure of the start-up thread), then
+        stop; the process exit code."""
         try:
             while not self._stop.wait(timeout=3600):
                 pass
         finally:
             self.stop()
-        return 0
+        return 1 if self.failure else 0
 
     # work ---------------------------------------------------------------------------------
 
@@ -239,7 +241,13 @@ class Daemon:
                 self._let_first_answers_go()
         # from here threads take turns often: a request is not held up behind a long sync
         sys.setswitchinterval(SWITCH_INTERVAL_S)
-        if not self._start_watching():
+        try:
+            if not self._start_watching():
+                return
+        except Exception as exc:  # e.g. the system's limit of inotify watches is reached
+            log.exception("cannot watch %s: stopping", self.app.root if self.app else "the vault")
+            self.failure = self.progress.error = f"cannot watch the vault: {exc}"
+            self._stop.set()
             return
         try:
             if self.app is not None:

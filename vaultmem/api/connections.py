@@ -110,9 +110,6 @@ class CallsInFlight:
             self._count -= 1
             self._changed.notify_all()
 
-    def __len__(self) -> int:
-        return self._count
-
     def wait_idle(self, timeout: float) -> bool:
         """Whether no call was in flight at some moment within `timeout` seconds."""
         with self._changed:

@@ -104,7 +104,7 @@ class Daemon:
         app = self.app
         assert app is not None
         params = self.params
-        # from here the index opens and the model loads, beside the socket's and watcher's start
+        # from here the index opens and the model loads, beside the socket's start
         self._spawn("vaultmem-startup", self._startup)
         api = app.api(daemon_status=self.status, reindex=self.reindex)
         token = load_or_create_token(self.data_dir)
@@ -245,8 +245,8 @@ class Daemon:
             if not self._start_watching():
                 return
         except Exception as exc:  # e.g. the system's limit of inotify watches is reached
-            log.exception("cannot watch %s: stopping", self.app.root if self.app else "the vault")
-            self.failure = self.progress.error = f"cannot watch the vault: {exc}"
+            self.failure = self.progress.error = f"the watcher or the scheduler failed: {exc}"
+            log.exception("%s; stopping", self.failure)
             self._stop.set()
             return
         try:

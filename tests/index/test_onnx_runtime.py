@@ -23,6 +23,7 @@ from vaultmem.index.embedders import (
 from vaultmem.index.model_files import read_model_files
 from vaultmem.index.onnx_cache import MANIFEST, ONNX_NAME, is_verified, model_key
 from vaultmem.index.onnx_embedder import OnnxEmbedder
+from vaultmem.index.onnx_export import WEIGHTS_NAME
 
 
 def _options(tmp_path: Path, runtime: str = "auto", query: str = "",
@@ -131,54 +132,124 @@ def test_model_key_is_the_content_hash_and_follows_changes(tmp_path: Path) -> No
     assert model_key(cache, copy) == model_key(cache, model)  # by content, not by place
 
 
-def test_an_onnx_file_must_match_its_manifest(tmp_path: Path) -> None:
+def _export_like(folder: Path, graph: bytes, weights: bytes) -> dict[str, object]:
+    """The two files of an export and the manifest that publishes them."""
     import hashlib
 
+    folder.mkdir(exist_ok=True)
+    (folder / ONNX_NAME).write_bytes(graph)
+    (folder / WEIGHTS_NAME).write_bytes(weights)
+    return {"format": 2, "files": {
+        name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+        for name, data in ((ONNX_NAME, graph), (WEIGHTS_NAME, weights))}}
+
+
+def test_onnx_files_must_match_their_manifest(tmp_path: Path) -> None:
     folder = tmp_path / "key"
-    folder.mkdir()
     assert not is_verified(folder)
-    data = b"not really a model, but bytes with a manifest"
-    (folder / ONNX_NAME).write_bytes(data)
+    manifest = _export_like(folder, b"not really a graph", b"nor weights, but bytes")
     assert not is_verified(folder)  # an export that did not finish has no manifest
-    (folder / MANIFEST).write_text(json.dumps(
-        {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}))
+    (folder / MANIFEST).write_text(json.dumps(manifest))
     assert is_verified(folder)
-    (folder / ONNX_NAME).write_bytes(data[:-1] + b"!")
+    (folder / WEIGHTS_NAME).write_bytes(b"nor weights, but bytes!"[:-2] + b"!")
+    assert not is_verified(folder)  # same size, other bytes
+    (folder / WEIGHTS_NAME).write_bytes(b"nor weights, but bytes")
+    assert is_verified(folder)
+    (folder / ONNX_NAME).write_bytes(b"not really a graph?")
+    assert not is_verified(folder)
+    (folder / ONNX_NAME).write_bytes(b"not really a graph")
+    (folder / WEIGHTS_NAME).unlink()
     assert not is_verified(folder)
     (folder / MANIFEST).write_text("{broken")
     assert not is_verified(folder)
 
 
-def test_an_unchanged_file_is_hashed_once_and_any_write_is_seen(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_one_file_layout_before_is_exported_again(tmp_path: Path) -> None:
     import hashlib
-    import os
-
-    from vaultmem.index import onnx_cache
 
     folder = tmp_path / "key"
     folder.mkdir()
-    data = b"model bytes " * 1000
-    model = folder / ONNX_NAME
-    model.write_bytes(data)
-    (folder / MANIFEST).write_text(json.dumps(
+    data = b"a graph with its weights inside"
+    (folder / ONNX_NAME).write_bytes(data)
+    (folder / MANIFEST).write_text(json.dumps(  # format 1: no format key, one file
         {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}))
-    hashed: list[Path] = []
+    assert not is_verified(folder)
+    manifest = _export_like(folder, data, b"weights")
+    for broken in ({**manifest, "format": 3}, {**manifest, "files": {ONNX_NAME: {}}},
+                   {**manifest, "files": None}, [manifest]):
+        (folder / MANIFEST).write_text(json.dumps(broken))
+        assert not is_verified(folder)
+
+
+def test_unchanged_files_are_hashed_once_and_any_write_is_seen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from vaultmem.index import onnx_cache
+
+    folder = tmp_path / "key"
+    data = b"model bytes " * 1000
+    manifest = _export_like(folder, b"graph", data)
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    weights = folder / WEIGHTS_NAME
+    hashed: list[str] = []
     real = onnx_cache._sha256_of
-    monkeypatch.setattr(onnx_cache, "_sha256_of", lambda path: hashed.append(path) or real(path))
+    monkeypatch.setattr(onnx_cache, "_sha256_of",
+                        lambda path: hashed.append(path.name) or real(path))
     assert is_verified(folder) and is_verified(folder) and is_verified(folder)
-    assert hashed == [model]  # the later loads found the stat recorded at the full check
-    before = model.stat()
-    with model.open("r+b") as handle:  # same size, and the mtime set back: ctime still moves
+    assert hashed == [ONNX_NAME, WEIGHTS_NAME]  # later loads found the stats recorded
+    before = weights.stat()
+    with weights.open("r+b") as handle:  # same size, and the mtime set back: ctime still moves
         handle.seek(100)
         handle.write(b"!")
-    os.utime(model, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert not is_verified(folder)
-    model.write_bytes(data)  # the right bytes again: hashed, and recorded anew
+    weights.write_bytes(data)  # the right bytes again: hashed, and recorded anew
     assert is_verified(folder) and is_verified(folder)
-    assert len(hashed) == 3
-    (folder / MANIFEST).write_text(json.dumps({"sha256": "0" * 64, "size": len(data)}))
+    assert hashed.count(WEIGHTS_NAME) == 3 and hashed.count(ONNX_NAME) == 1
+    manifest["files"][WEIGHTS_NAME]["sha256"] = "0" * 64  # type: ignore[index]
+    (folder / MANIFEST).write_text(json.dumps(manifest))
     assert not is_verified(folder)  # a new manifest is checked against the bytes
+
+
+def test_large_tensors_move_to_the_weights_file_at_aligned_offsets(tmp_path: Path) -> None:
+    onnx = pytest.importorskip("onnx")
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from vaultmem.index.onnx_export import WEIGHTS_ALIGN, move_weights_out
+
+    rng = np.random.default_rng(7)
+    table = rng.standard_normal((300, 64)).astype(np.float32)  # 75 KiB: moved
+    scale = rng.standard_normal((64, 64)).astype(np.float32)  # 16 KiB: kept inline
+    small = rng.standard_normal(64).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["rows"]),
+         helper.make_node("MatMul", ["rows", "scale"], ["scaled"]),
+         helper.make_node("Add", ["scaled", "small"], ["out"])],
+        "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [None])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [None, 64])],
+        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(scale, "scale"),
+         numpy_helper.from_array(small, "small")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save_model(model, str(path))
+    ids = np.array([0, 5, 299], dtype=np.int64)
+
+    def run() -> np.ndarray:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        out: np.ndarray = session.run(None, {"ids": ids})[0]
+        return out
+
+    before = run()
+    assert move_weights_out(path, "w.bin") == 1
+    stored = {t.name: t for t in onnx.load(str(path), load_external_data=False).graph.initializer}
+    assert stored["table"].data_location == TensorProto.EXTERNAL
+    assert stored["scale"].data_location == TensorProto.DEFAULT
+    offsets = {e.key: int(e.value) for e in stored["table"].external_data
+               if e.key in ("offset", "length")}
+    assert offsets["offset"] % WEIGHTS_ALIGN == 0 and offsets["length"] == table.nbytes
+    assert (tmp_path / "w.bin").stat().st_size == table.nbytes
+    np.testing.assert_array_equal(run(), before)  # the same outputs, bit for bit
 
 
 # ---- the real model ---------------------------------------------------------------------
@@ -203,13 +274,14 @@ def test_onnx_gives_torchs_vectors_and_rebuilds_a_corrupt_file(model_cache: Path
     assert float((a * b).sum(1).min()) > 0.99999
     query = "how do I feed a sourdough starter"
     assert float(onnx.embed_query(query) @ torch_runtime.embed_query(query)) > 0.99999
-    (onnx_file,) = model_cache.glob(f"*/{ONNX_NAME}")
-    with onnx_file.open("r+b") as handle:
+    (weights,) = model_cache.glob(f"*/{WEIGHTS_NAME}")
+    assert (weights.parent / ONNX_NAME).stat().st_size < 2**20  # the weights are beside it
+    with weights.open("r+b") as handle:
         handle.seek(4096)
         handle.write(b"\xff" * 16)
     again = make_embedder("default", options)
     np.testing.assert_allclose(again.embed(texts[:2]), a[:2], atol=1e-5)  # rebuilt, verified
-    assert is_verified(onnx_file.parent)
+    assert is_verified(weights.parent)
 
 
 @pytest.mark.model
@@ -232,3 +304,35 @@ def test_the_onnx_runtime_imports_neither_torch_nor_sentence_transformers(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300)
     assert out.stdout.strip() == "OnnxEmbedder []"
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/pagemap")
+def test_the_weights_are_mapped_and_bulk_work_leaves_them_unmapped(model_cache: Path) -> None:
+    from vaultmem.index.mapped_weights import mappings_of
+
+    embedder = make_embedder("default", EmbedderOptions(
+        runtime="onnx", cache=model_cache, query_prompt="", passage_prompt="", threads=1,
+        batch_size=4))
+    query = embedder.embed_query("how do I feed a sourdough starter")
+    (weights,) = model_cache.glob(f"*/{WEIGHTS_NAME}")
+    maps = mappings_of(weights.resolve(), Path("/proc/self/maps").read_text())
+    assert sum(m.length for m in maps) > 40 * 2**20  # the word-embedding table, mapped
+
+    def resident() -> int:
+        pages = 0
+        with open("/proc/self/pagemap", "rb", buffering=0) as pagemap:
+            for m in maps:
+                pagemap.seek(m.start // 4096 * 8)
+                entries = np.frombuffer(pagemap.read(m.length // 4096 * 8), dtype=np.uint64)
+                pages += int(np.count_nonzero(entries & np.uint64(1 << 63)))
+        return pages * 4096
+
+    assert resident() < 2**20  # a query's rows, not the table
+    texts = [f"note {i}: " + " ".join(f"word{i * 31 + j}" for j in range(200)) for i in range(8)]
+    vectors = embedder.embed(texts)
+    assert resident() == 0  # released after the bulk embedding
+    np.testing.assert_array_equal(embedder.embed(texts), vectors)  # read again, same bits
+    np.testing.assert_array_equal(embedder.embed_query("how do I feed a sourdough starter"),
+                                  query)

@@ -3,18 +3,19 @@
 Layout under the cache folder (by default `<user data dir>/models`):
 
     sources.json                  model dir -> its files' stamps and its content hash
-    <content hash>/model.onnx     the exported transformer (fp32)
-    <content hash>/manifest.json  the ONNX file's SHA-256 and size, written after the export
-    <content hash>/verified.json  the ONNX file's stat when its bytes last matched the manifest
+    <content hash>/model.onnx     the exported transformer's graph (fp32)
+    <content hash>/model.weights  its weights, memory-mapped by ONNX Runtime (onnx_export.py)
+    <content hash>/manifest.json  both files' SHA-256 and size, written after the export
+    <content hash>/verified.json  both files' stat when their bytes last matched the manifest
 
 A model directory is hashed once; later starts compare its files' stamps (size, inode, mtime,
-ctime: `model_files.file_stamp`) and reuse the hash. The ONNX file is checked against its
-manifest on every load, the same way: its bytes are hashed again whenever its stamp is not the
-one recorded at the last full check. Any write changes a file's ctime, which no tool can set
+ctime: `model_files.file_stamp`) and reuse the hash. The ONNX files are checked against their
+manifest on every load, the same way: a file's bytes are hashed again whenever its stamp is not
+the one recorded at the last full check. Any write changes a file's ctime, which no tool can set
 back, so a changed file is always read; an unchanged one is not hashed at every start (~90 ms
 of CPU for 90 MB).
-Missing, corrupt or unfinished, the file is exported again, in a child process so that the
-caller never imports torch.
+Missing, corrupt, unfinished or of an older layout (format 1: one file, weights inside), the
+files are exported again, in a child process so that the caller never imports torch.
 """
 
 from __future__ import annotations
@@ -23,16 +24,21 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 from vaultmem.errors import IndexUnusableError
 from vaultmem.index.model_files import content_hash, file_stamp, hash_file, stamp
+from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
 
-ONNX_NAME = "model.onnx"
+ONNX_NAME = GRAPH_NAME
+FILES = (GRAPH_NAME, WEIGHTS_NAME)
+FORMAT = 2
 MANIFEST = "manifest.json"
 VERIFIED = "verified.json"
 SOURCES = "sources.json"
@@ -58,7 +64,8 @@ def model_key(cache: Path, model_dir: Path) -> str:
 
 
 def onnx_file(cache: Path, model_dir: Path) -> Path:
-    """The verified ONNX file of `model_dir`, exported first if missing or corrupt."""
+    """The verified ONNX graph of `model_dir` (its weights beside it), exported first if
+    missing or corrupt."""
     with _LOCK:
         folder = cache / model_key(cache, model_dir)[:32]
         if not is_verified(folder):
@@ -69,18 +76,21 @@ def onnx_file(cache: Path, model_dir: Path) -> Path:
 
 
 def is_verified(folder: Path) -> bool:
-    """Whether the ONNX file matches the manifest written when it was exported (see above)."""
+    """Whether the ONNX files match the manifest written when they were exported (see above)."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        if not isinstance(manifest, dict) or not manifest.get("sha256"):
+        expected = _manifest_files(manifest)
+        if expected is None:
             return False
-        seen = {"stamp": file_stamp(folder / ONNX_NAME), "sha256": manifest["sha256"]}
-        if seen["stamp"][0] != manifest.get("size"):
+        seen = {name: {"stamp": file_stamp(folder / name), "sha256": expected[name]["sha256"]}
+                for name in FILES}
+        if any(seen[name]["stamp"][0] != expected[name]["size"] for name in FILES):
             return False
-        if _recorded_stamp(folder) == seen:
-            return True
-        if _sha256_of(folder / ONNX_NAME) != manifest["sha256"]:
-            return False
+        recorded = _recorded_stamps(folder)
+        for name in FILES:
+            if recorded.get(name) != seen[name] and \
+                    _sha256_of(folder / name) != expected[name]["sha256"]:
+                return False
     except (OSError, ValueError):
         return False
     with contextlib.suppress(OSError):  # without the record, the next load hashes again
@@ -88,11 +98,27 @@ def is_verified(folder: Path) -> bool:
     return True
 
 
-def _recorded_stamp(folder: Path) -> object:
-    try:
-        return json.loads((folder / VERIFIED).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+def _manifest_files(manifest: object) -> dict[str, dict[str, Any]] | None:
+    """Each file's size and SHA-256, if the manifest is of this layout and whole."""
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         return None
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return None
+    for name in FILES:
+        entry = files.get(name)
+        if not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
+                and isinstance(entry.get("size"), int)):
+            return None
+    return files
+
+
+def _recorded_stamps(folder: Path) -> dict[str, Any]:
+    try:
+        recorded = json.loads((folder / VERIFIED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
 
 
 def _sha256_of(path: Path) -> str:
@@ -102,13 +128,12 @@ def _sha256_of(path: Path) -> str:
 
 
 def export_into(folder: Path, model_dir: Path) -> None:
-    """Export in a child process to a temporary file, then publish file and manifest."""
+    """Export in a child process to a temporary folder, then publish the files and, last,
+    their manifest."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)  # no manifest: not a usable export
     (folder / VERIFIED).unlink(missing_ok=True)
-    handle, temp_name = tempfile.mkstemp(dir=folder, prefix=".export-", suffix=".onnx")
-    os.close(handle)
-    temp = Path(temp_name)
+    temp = Path(tempfile.mkdtemp(dir=folder, prefix=".export-"))
     try:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         done = subprocess.run(
@@ -118,12 +143,14 @@ def export_into(folder: Path, model_dir: Path) -> None:
         if done.returncode != 0:
             tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise IndexUnusableError(f"cannot export {model_dir} to ONNX: {tail}")
-        digest, size = _sha256_of(temp), temp.stat().st_size
-        os.replace(temp, folder / ONNX_NAME)
-        manifest = {"sha256": digest, "size": size, "source": str(model_dir)}
+        files = {name: {"sha256": _sha256_of(temp / name), "size": (temp / name).stat().st_size}
+                 for name in FILES}
+        for name in FILES:
+            os.replace(temp / name, folder / name)
+        manifest = {"format": FORMAT, "files": files, "source": str(model_dir)}
         _write_atomic(folder / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
     finally:
-        temp.unlink(missing_ok=True)
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

@@ -10,7 +10,8 @@ Memory for a daemon that runs all day: one session whose intra-op threads (`embe
 two: the vectors are the same bit for bit with one) never spin, no memory arena (the arena
 keeps every batch's peak for good), small batches (a 16 x 256-token batch took RSS to ~700 MB,
 4 x 256 to ~350). The daemon fixes glibc's mmap threshold, so large activations are returned
-when freed, and trims the heap after its writes (daemon/native.py).
+when freed, and trims the heap after its writes (daemon/native.py). The weights are mapped from
+their file, and the word-embedding table's pages kept to the rows in use (mapped_weights.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ import numpy as np
 from vaultmem.errors import IndexUnusableError
 from vaultmem.index import inference
 from vaultmem.index.base import Vector
+from vaultmem.index.mapped_weights import MappedWeights
 from vaultmem.index.model_files import ModelFiles
+from vaultmem.index.onnx_export import WEIGHTS_NAME
 
 
 def onnx_available() -> bool:
@@ -54,6 +57,7 @@ class OnnxEmbedder:
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
         self._dim: int | None = None
+        self._weights: MappedWeights | None = None
         self._lock = threading.Lock()
 
     @property
@@ -72,7 +76,10 @@ class OnnxEmbedder:
         inference.shared().run(inference.QUERY, self._ensure_loaded)
 
     def embed(self, texts: Sequence[str]) -> Vector:
-        return inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim)
+        vectors = inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim)
+        if self._weights is not None:
+            self._weights.release()  # the rows these texts read (mapped_weights.py)
+        return vectors
 
     def embed_query(self, text: str) -> Vector:
         vector: Vector = inference.shared().run(inference.QUERY, self._encode, [text])[0]
@@ -121,6 +128,8 @@ class OnnxEmbedder:
         except Exception as exc:  # onnxruntime raises its own exception types
             raise IndexUnusableError(
                 f"cannot load the ONNX model of {self._files.path}: {exc}") from exc
+        self._weights = MappedWeights(path.parent / WEIGHTS_NAME)
+        self._weights.settle()
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._tokenizer = tokenizer
         self._session = session

@@ -1,9 +1,17 @@
-"""Export a local sentence-transformers model's transformer to an ONNX file (fp32).
+"""Export a local sentence-transformers model's transformer to ONNX (fp32): a graph file and
+its weights in a file beside it.
 
-Run as a child process (`python -m vaultmem.index.onnx_export MODEL_DIR OUT_FILE`) so that the
+Run as a child process (`python -m vaultmem.index.onnx_export MODEL_DIR OUT_DIR`) so that the
 daemon asking for it never imports torch itself. The graph takes input_ids, attention_mask and
 (if the model uses them) token_type_ids, and returns the last hidden state; pooling and
 normalising happen in numpy (onnx_embedder.py), exactly as sentence-transformers does them.
+
+The weights go to their own file, each large tensor at an offset aligned for memory mapping:
+ONNX Runtime then maps them instead of reading them onto the heap. The word-embedding table
+(47 MB of all-MiniLM-L6-v2's 90) is read a row per token, so only the pages of the words a
+vault uses become resident, and they are clean file pages the system may drop and read again;
+loaded from one file, the whole table stayed on the heap for good. The vectors are the same
+bit for bit, and the session loads in a third of the time (no 90 MB message to parse).
 """
 
 from __future__ import annotations
@@ -14,9 +22,15 @@ from pathlib import Path
 from typing import Any
 
 OPSET = 17
+GRAPH_NAME = "model.onnx"
+WEIGHTS_NAME = "model.weights"
+# tensors from this size go to the weights file, at offsets that are multiples of it (64 KiB:
+# the largest page or mapping granularity ONNX Runtime meets); smaller ones stay in the graph
+WEIGHTS_ALIGN = 64 * 1024
 
 
-def export(model_dir: Path, out_file: Path) -> None:
+def export(model_dir: Path, out_dir: Path) -> None:
+    """Write GRAPH_NAME and WEIGHTS_NAME into `out_dir`."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import torch
@@ -37,17 +51,42 @@ def export(model_dir: Path, out_file: Path) -> None:
         def forward(self, *inputs: Any) -> Any:
             return self.inner(**dict(zip(names, inputs, strict=True))).last_hidden_state
 
+    graph = out_dir / GRAPH_NAME
     with torch.no_grad():
         torch.onnx.export(
-            Hidden(), tuple(sample[n] for n in names), str(out_file), input_names=names,
+            Hidden(), tuple(sample[n] for n in names), str(graph), input_names=names,
             output_names=["hidden"], opset_version=OPSET, dynamo=False,
             dynamic_axes={n: {0: "batch", 1: "tokens"} for n in [*names, "hidden"]},
         )
+    move_weights_out(graph, WEIGHTS_NAME)
+
+
+def move_weights_out(graph: Path, weights_name: str) -> int:
+    """Move the graph's large tensors to `weights_name` beside it (aligned offsets) and
+    rewrite the graph to refer to them; returns how many moved."""
+    import onnx
+    from onnx.external_data_helper import set_external_data
+
+    model = onnx.load(str(graph))
+    moved = offset = 0
+    with open(graph.parent / weights_name, "wb") as weights:
+        for tensor in model.graph.initializer:
+            if not tensor.HasField("raw_data") or len(tensor.raw_data) < WEIGHTS_ALIGN:
+                continue
+            offset += weights.write(b"\0" * (-offset % WEIGHTS_ALIGN))
+            set_external_data(tensor, weights_name, offset=offset,
+                              length=len(tensor.raw_data))
+            offset += weights.write(tensor.raw_data)
+            tensor.ClearField("raw_data")
+            tensor.data_location = onnx.TensorProto.EXTERNAL
+            moved += 1
+    onnx.save_model(model, str(graph))
+    return moved
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
-        print("usage: python -m vaultmem.index.onnx_export MODEL_DIR OUT_FILE", file=sys.stderr)
+        print("usage: python -m vaultmem.index.onnx_export MODEL_DIR OUT_DIR", file=sys.stderr)
         return 2
     export(Path(argv[0]), Path(argv[1]))
     return 0

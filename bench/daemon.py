@@ -617,6 +617,9 @@ def run_daemons(tmp: Path, syn: Synthetic, args: argparse.Namespace, figures: Fi
     if args.baseline is not None:
         baseline = service_daemon(tmp / "baseline-vault", tmp / "baseline-data",
                                   tmp / "baseline-daemon.log", runtime)
+        # its own model files: another code may keep them in another layout, and two codes
+        # sharing one cache would each export them again at every other start
+        baseline.env["VAULTMEM_MODEL_CACHE_DIR"] = str(tmp / "baseline-models")
         baseline.source = args.baseline_tree
     try:
         section("1. cold start with a warm index")

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable
 from itertools import pairwise
 
+from vaultmem.core.lazy_re import lazy_compile
 from vaultmem.core.plain_secrets import CARD_NUMBER, LOGIN, PIN, PLAIN_PASSWORD, PLAIN_RULES
 from vaultmem.core.secret_rules import (
     ANTHROPIC_KEY,
@@ -60,7 +61,7 @@ _NOT_SECRETS = frozenset({
     "password", "passwd", "pass", "pwd", "secret", "token", "none", "null", "nil", "true",
     "false", "string", "required", "optional", "hidden", "empty", "undefined", "changeit",
 })
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_DOTTED_NAME = lazy_compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _placeholder = placeholder
 _classes = classes
 _mixed = mixed
@@ -69,14 +70,14 @@ _Rule = Rule
 
 # assignments and connection strings ----------------------------------------------------------
 
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy_compile(
     r"(?i)(?:password|passwd|passphrase|pwd|secret(?:[ _\-]?key)?|api[ _\-]?key|apikey"
     r"|(?:access|auth|bearer|refresh|api)[ _\-]?token|token|private[ _\-]?key)"
     r"(?![A-Za-z0-9_\-])[\"']?[ \t]{0,4}(?P<sep>:=|=>|=|:|is\b)[ \t]{0,4}"
     r"(?:\"(?P<dq>[^\"\n]{0,200})\"|'(?P<sq>[^'\n]{0,200})'|`(?P<bq>[^`\n]{0,200})`"
     r"|(?P<bare>[^\s\"'`,;]{1,200}))"
 )
-_CONNECTION = re.compile(
+_CONNECTION = lazy_compile(
     r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/?#@\[\]]{0,100}:"
     r"(?P<v>[^\s/?#@\[\]]{1,200})@(?=[^\s@])"
 )
@@ -125,27 +126,27 @@ _CONTEXT_RULES: tuple[_Rule, ...] = (
 # Harmless spans that look random: masked out before the entropy scan (specific rules above
 # still see them, so a key inside a URL is found).
 _MASKS = (
-    re.compile(r"data:[\w.+\-]{1,100}/[\w.+\-]{1,100};base64,[A-Za-z0-9+/=]*"),
-    re.compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s<>\"'`)\]]{1,8000}"),
-    re.compile(r"(?<![A-Za-z0-9.])www\.[^\s<>\"'`)\]]{1,8000}"),
-    re.compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}"
+    lazy_compile(r"data:[\w.+\-]{1,100}/[\w.+\-]{1,100};base64,[A-Za-z0-9+/=]*"),
+    lazy_compile(r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s<>\"'`)\]]{1,8000}"),
+    lazy_compile(r"(?<![A-Za-z0-9.])www\.[^\s<>\"'`)\]]{1,8000}"),
+    lazy_compile(r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]{1,64}@[A-Za-z0-9\-]{1,63}"
                r"(?:\.[A-Za-z0-9\-]{1,63}){1,8}"),
-    re.compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}"
+    lazy_compile(r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}"
                r"-[0-9A-Fa-f]{12}(?![0-9A-Fa-f])"),
     # public-key fingerprints (`SHA256:` + 43 base64 characters, as ssh-keygen -l prints)
-    re.compile(r"(?i)(?<![A-Za-z0-9])(?:sha(?:1|224|256|384|512)|md5):[A-Za-z0-9+/:=]{16,200}"),
+    lazy_compile(r"(?i)(?<![A-Za-z0-9])(?:sha(?:1|224|256|384|512)|md5):[A-Za-z0-9+/:=]{16,200}"),
     # IPFS content ids: CIDv0 (`Qm` + 44 base58) and base32 CIDv1 (`bafy…`, `bafk…`)
-    re.compile(r"(?<![A-Za-z0-9])Qm[1-9A-HJ-NP-Za-km-z]{44}(?![A-Za-z0-9])"),
-    re.compile(r"(?<![A-Za-z0-9])baf[a-z2-7]{50,120}(?![A-Za-z0-9])"),
-    re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp(?:256|384|521)"
+    lazy_compile(r"(?<![A-Za-z0-9])Qm[1-9A-HJ-NP-Za-km-z]{44}(?![A-Za-z0-9])"),
+    lazy_compile(r"(?<![A-Za-z0-9])baf[a-z2-7]{50,120}(?![A-Za-z0-9])"),
+    lazy_compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp(?:256|384|521)"
                r"|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]{1,4}"
                r"AAAA[A-Za-z0-9+/]{16,16000}={0,3}"),
 )
-_PUBLIC_PEM = re.compile(r"-----BEGIN (?P<label>[A-Z0-9 ]{1,40})-----")
-_RUN = re.compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{24,}")
-_HEX_ONLY = re.compile(r"[0-9A-Fa-f\-]+")
-_HASH_LABEL = re.compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[\-_=]")
-_WORD_LIKE = re.compile(r"[A-Za-z][a-z]{3,}")
+_PUBLIC_PEM = lazy_compile(r"-----BEGIN (?P<label>[A-Z0-9 ]{1,40})-----")
+_RUN = lazy_compile(r"(?<![A-Za-z0-9+/=_\-])[A-Za-z0-9+/=_\-]{24,}")
+_HEX_ONLY = lazy_compile(r"[0-9A-Fa-f\-]+")
+_HASH_LABEL = lazy_compile(r"(?i)(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[\-_=]")
+_WORD_LIKE = lazy_compile(r"[A-Za-z][a-z]{3,}")
 MIN_TOKEN = 24
 
 

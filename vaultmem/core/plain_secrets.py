@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from vaultmem.core.lazy_re import lazy_compile
+
 PLAIN_PASSWORD = "password in plain words"
 LOGIN = "login in plain words"
 PIN = "PIN"
@@ -33,16 +35,16 @@ _VERB = (r"(?:[ \t]{1,4}(?:is|was|are|were|reads|equals|becomes|stays)"
          r"|[ \t]{0,4}(?:=|:|->|=>)|'s)")
 _VALUE = r"[ \t]{0,4}(?P<v>\"[^\"\n]{1,120}\"|'[^'\n]{1,120}'|`[^`\n]{1,120}`|[^\s\"'`]{1,120})"
 
-_STATED = re.compile(
+_STATED = lazy_compile(
     rf"(?i)(?<![A-Za-z0-9_\-])(?P<w>{_PASSWORD_WORD}|{_LOGIN_WORD})(?![A-Za-z0-9_\-])"
     rf"(?![ \t]{{1,4}}(?:{_COMPOUND})\b){_FILLER}{_VERB}{_VALUE}")
-_BARE = re.compile(  # "password Tr0ub4dor&3", "PIN 4921": no verb, the value right after
+_BARE = lazy_compile(  # "password Tr0ub4dor&3", "PIN 4921": no verb, the value right after
     rf"(?i)(?<![A-Za-z0-9_\-])(?P<w>{_PASSWORD_WORD})[ \t]{{1,3}}(?P<v>[^\s\"'`]{{4,120}})")
-_CHANGED = re.compile(
+_CHANGED = lazy_compile(
     rf"(?i)(?<![A-Za-z0-9_\-])(?:set|changed?|reset|updated?|rotated?)[ \t]{{1,4}}"
     rf"[^\n.!?]{{0,60}}?(?P<w>{_PASSWORD_WORD}|{_LOGIN_WORD})(?![A-Za-z0-9_\-])"
     rf"{_FILLER}[ \t]{{1,4}}to{_VALUE}")
-_NAMED_AFTER = re.compile(  # "hunter22 is my password", "use Tr0ub4dor&3 as the password"
+_NAMED_AFTER = lazy_compile(  # "hunter22 is my password", "use Tr0ub4dor&3 as the password"
     rf"(?i)(?<![^\s\"'`(])(?P<v>[^\s\"'`]{{4,120}})[ \t]{{1,4}}(?:is|was|as)[ \t]{{1,4}}"
     rf"(?:the|my|our|his|her|their|your)(?:[ \t]{{1,4}}[A-Za-z0-9'\-]{{1,20}}){{0,3}}?"
     rf"[ \t]{{1,4}}(?P<w>{_PASSWORD_WORD}|{_LOGIN_WORD})(?![A-Za-z0-9_\-])"
@@ -53,7 +55,7 @@ _NOT_VALUES = frozenset({
     "password", "passwords", "passphrase", "pin", "none", "null", "nil", "true", "false",
     "required", "optional", "hidden", "empty", "undefined", "unknown", "n/a", "tbd",
 })
-_PARTS = re.compile(r"[A-Za-z]{3,20}(?:[-_.][A-Za-z]{3,20}){2,9}")
+_PARTS = lazy_compile(r"[A-Za-z]{3,20}(?:[-_.][A-Za-z]{3,20}){2,9}")
 
 
 def _is_reference(value: str) -> bool:
@@ -118,7 +120,7 @@ def _bare_ok(match: re.Match[str]) -> bool:
     return len(plain) >= 6 and not plain.isdigit() and credential_like(value)
 
 
-_LOGIN_STATED = re.compile(
+_LOGIN_STATED = lazy_compile(
     rf"(?i)(?<![A-Za-z0-9_\-])(?:{_LOGIN_WORD})(?![A-Za-z0-9_\-])"
     rf"(?![ \t]{{1,4}}(?:{_COMPOUND})\b){_FILLER}{_VERB}"
     rf"(?P<v>[ \t]{{0,4}}[^\s.!?;]{{1,80}}(?:[ \t]{{1,4}}[^\s.!?;]{{1,80}}){{0,4}})")
@@ -153,7 +155,7 @@ def _named_after_ok(match: re.Match[str]) -> bool:
 
 # payment cards --------------------------------------------------------------------------------
 
-_CARD = re.compile(
+_CARD = lazy_compile(
     r"(?<![\w.,\-/])(?:\d{13,19}|\d{3,6}(?:(?P<s>[ \-])\d{3,6}){2,4})(?!\w)(?!\.\d|,\d)")
 
 

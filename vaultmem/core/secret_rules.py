@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from vaultmem.core.lazy_re import lazy_compile
+
 PRIVATE_KEY = "private key block"
 AWS_ACCESS_KEY = "AWS access key"
 AWS_SECRET_KEY = "AWS secret key"
@@ -40,14 +42,14 @@ PYPI_TOKEN = "PyPI token"
 JWT = "JWT"
 
 _PLACEHOLDER_WORDS = ("example", "your", "placeholder", "redacted", "dummy", "sample")
-_SAME_CHAR_RUN = re.compile(r"(.)\1{4}")
-_LONG_SAME_CHAR_RUN = re.compile(r"(.)\1{7}")
+_SAME_CHAR_RUN = lazy_compile(r"(.)\1{4}")
+_LONG_SAME_CHAR_RUN = lazy_compile(r"(.)\1{7}")
 # a placeholder word that starts or ends the body or one of its `-`/`_`/`.` parts (`YOUR_KEY`,
 # `...EXAMPLE`); inside a random run (`…bYourkbz…`) it is chance, not a placeholder
-_PLACEHOLDER_WORD = re.compile(
+_PLACEHOLDER_WORD = lazy_compile(
     r"(?:^|[-_.])(?:example|your|placeholder|redacted|dummy|sample)"
     r"|(?:example|your|placeholder|redacted|dummy|sample)(?:$|[-_.])")
-_WORD_CHAIN = re.compile(r"[A-Za-z]{1,15}(?:[-_][A-Za-z]{1,15})*")
+_WORD_CHAIN = lazy_compile(r"[A-Za-z]{1,15}(?:[-_][A-Za-z]{1,15})*")
 
 Rule = tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool]]
 
@@ -165,32 +167,32 @@ def _jwt_ok(match: re.Match[str]) -> bool:
 def _prefixed(prefix: str, body: str, *, left: str = "A-Za-z0-9_\\-",
               right: str = "A-Za-z0-9_\\-") -> re.Pattern[str]:
     """`prefix` then the key body `(?P<v>body)`, not inside a longer token, any letter case."""
-    return re.compile(f"(?i)(?<![{left}])(?:{prefix})(?P<v>{body})(?![{right}])")
+    return lazy_compile(f"(?i)(?<![{left}])(?:{prefix})(?P<v>{body})(?![{right}])")
 
 
 def _named(provider: str, length: int) -> re.Pattern[str]:
     """A key without a prefix, named by its provider within the same line (`MISTRAL_API_KEY=…`,
     `my Cohere key is …`)."""
-    return re.compile(
+    return lazy_compile(
         f"(?i)(?<![A-Za-z0-9]){provider}[^\\n]{{0,60}}?(?<![A-Za-z0-9])"
         f"(?P<v>[A-Za-z0-9]{{{length}}})(?![A-Za-z0-9])")
 
 
 RULES: tuple[Rule, ...] = (
-    (PRIVATE_KEY, re.compile(
+    (PRIVATE_KEY, lazy_compile(
         r"(?i)-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d"),
      _private_key_ok),
     (AWS_ACCESS_KEY, _prefixed("AKIA|ASIA|ABIA|ACCA", "[A-Z0-9]{16}", left="A-Za-z0-9",
                                right="A-Za-z0-9"), _cloud_key_ok),
     (AWS_SECRET_KEY, _prefixed("", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY[A-Z0-9]{10}",
                                left="A-Za-z0-9/+", right="A-Za-z0-9/+="), _cloud_key_ok),
-    (AZURE_KEY, re.compile(
+    (AZURE_KEY, lazy_compile(
         r"(?i)(?:AccountKey|SharedAccessKey|SharedAccessSignature[^\n]{0,20}?sig)[ \t]{0,3}="
         r"[ \t]{0,3}(?P<v>[A-Za-z0-9+/%]{30,120}={0,2})"), _cloud_key_ok),
     (DIGITALOCEAN_TOKEN, _prefixed("do[opr]_v1_", "[a-f0-9]{64}"), _cloud_key_ok),
     (ALIBABA_KEY, _prefixed("LTAI", "[A-Za-z0-9]{12,20}", left="A-Za-z0-9",
                             right="A-Za-z0-9"), _digit_key_ok),
-    (AWS_SECRET_KEY, re.compile(
+    (AWS_SECRET_KEY, lazy_compile(
         r"(?i)aws[a-z_' \-]{0,30}?secret[a-z_ \-]{0,20}?[\"']?[ \t]{0,3}(?::|=|is\b)[ \t]{0,3}"
         r"[\"'`]?(?P<v>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
      _aws_secret_ok),
@@ -202,7 +204,7 @@ RULES: tuple[Rule, ...] = (
      _key_ok),
     (SLACK_TOKEN, _prefixed("xox[abposre]-|xapp-\\d-", "[A-Za-z0-9\\-]{10,250}",
                             left="A-Za-z0-9", right="A-Za-z0-9"), _digit_key_ok),
-    (SLACK_WEBHOOK, re.compile(
+    (SLACK_WEBHOOK, lazy_compile(
         r"(?i)hooks\.slack\.com/services/(?P<v>[A-Za-z0-9_/]{20,120})"),
      lambda m: not placeholder(m.group("v"))),
     (ANTHROPIC_KEY, _prefixed("sk-ant-(?:(?:api|admin|oat|sid)\\d\\d-)?",
@@ -221,7 +223,7 @@ RULES: tuple[Rule, ...] = (
     (PYPI_TOKEN, _prefixed("pypi-AgE", "[A-Za-z0-9_\\-]{50,400}"), _key_ok),
     (MISTRAL_KEY, _named("mistral", 32), _keyed_value_ok),
     (COHERE_KEY, _named("cohere", 40), _keyed_value_ok),
-    (JWT, re.compile(
+    (JWT, lazy_compile(
         r"(?<![A-Za-z0-9_\-])(?P<h>eyJ[A-Za-z0-9_\-]{5,1000})\.[A-Za-z0-9_\-]{5,10000}\."
         r"(?P<s>[A-Za-z0-9_\-]{10,4000})"),
      _jwt_ok),

@@ -122,8 +122,8 @@ HELP: dict[str, str] = {
     ),
     "embedding_runtime": (
         "auto, onnx or torch. auto runs a local model on ONNX Runtime (no torch: starts in "
-        "about a second, ~250 MB) and falls back to torch for a model without an ONNX form. "
-        "Both give the same vectors, so switching keeps the index."
+        "about a second, ~290 MB on a small vault) and falls back to torch for a model "
+        "without an ONNX form. Both give the same vectors, so switching keeps the index."
     ),
     "embedding_query_prompt": (
         "Text put before every search query (e.g. query: for e5 models). Empty: the prompts "

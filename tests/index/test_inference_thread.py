@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
+from vaultmem.daemon.native import Trimmer, tune_malloc
 from vaultmem.index import inference
 from vaultmem.index.embedders import SentenceTransformerEmbedder
+from vaultmem.index.libc import trim_heap
 
 
 class _RecordingModel:
@@ -126,7 +127,7 @@ def test_an_error_in_a_model_call_reaches_the_caller_and_the_thread_goes_on() ->
 def test_malloc_can_be_tuned_on_linux() -> None:
     capped = tune_malloc(8)  # 8 arenas: glibc's own default per core, harmless here
     assert capped is sys.platform.startswith("linux")
-    assert isinstance(trim_malloc(), bool)
+    assert isinstance(trim_heap(), bool)
 
 
 def test_the_trimmer_trims_at_most_once_per_interval() -> None:

@@ -18,15 +18,14 @@ burning while the next query's full-text search and embedding needed it (48 ms o
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import logging
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable
+
+from vaultmem.index.libc import glibc, trim_heap
 
 log = logging.getLogger("vaultmem.daemon.native")
 
@@ -46,24 +45,12 @@ def quiet_blas() -> None:
     os.environ.setdefault(BLAS_THREADS_ENV, "1")
 
 
-@functools.cache
-def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name or "libc.so.6")
-    except OSError:
-        return None
-    return libc if hasattr(libc, "mallopt") and hasattr(libc, "malloc_trim") else None
-
-
 def tune_malloc(
     arenas: int = DAEMON_ARENAS, mmap_threshold: int = DAEMON_MMAP_THRESHOLD
 ) -> bool:
     """Cap glibc's malloc arenas (for threads started from now on) and fix its mmap
     threshold; True if both took effect."""
-    libc = _libc()
+    libc = glibc()
     if libc is None:
         return False
     capped = bool(libc.mallopt(_M_ARENA_MAX, arenas))
@@ -73,19 +60,13 @@ def tune_malloc(
     return capped and fixed
 
 
-def trim_malloc() -> bool:
-    """Return freed heap memory to the system; True if some was released."""
-    libc = _libc()
-    return libc is not None and bool(libc.malloc_trim(0))
-
-
 class Trimmer:
-    """`trim_malloc` for callers that may ask after every small write: it trims at most once
+    """`trim_heap` for callers that may ask after every small write: it trims at most once
     per `min_interval_s`, so a busy daemon trims a few times a minute, not per request."""
 
     def __init__(self, min_interval_s: float,
                  clock: Callable[[], float] = time.monotonic,
-                 trim: Callable[[], bool] = trim_malloc) -> None:
+                 trim: Callable[[], bool] = trim_heap) -> None:
         self.min_interval_s = min_interval_s
         self._clock = clock
         self._trim = trim

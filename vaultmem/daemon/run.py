@@ -33,13 +33,14 @@ from vaultmem.api.server import ApiServer
 from vaultmem.app import App, DaemonParams
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
-from vaultmem.daemon.native import Trimmer, trim_malloc, tune_malloc
+from vaultmem.daemon.native import Trimmer, tune_malloc
 from vaultmem.daemon.progress import IndexingStatus, report_json
 from vaultmem.engine.index_ports import SyncReport
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
 from vaultmem.engine.undo import Done
 from vaultmem.errors import Stopping
+from vaultmem.index.libc import trim_heap
 from vaultmem.index.upkeep import QUIET_S, Occasion
 from vaultmem.vault.writes import remove_stale_temp_files
 
@@ -387,7 +388,7 @@ class Daemon:
         assert self.app is not None
         reason = self.app.index().upkeep(occasion)
         if reason is not None:
-            trim_malloc()  # the compaction's buffers go back to the system
+            trim_heap()  # the compaction's buffers go back to the system
         return reason
 
     def _flush_quietly(self) -> None:

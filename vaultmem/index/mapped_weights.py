@@ -21,16 +21,14 @@ file writable (copy-on-write) but never writes an initializer; still, a page fou
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import logging
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from vaultmem.index.libc import glibc
 
 log = logging.getLogger("vaultmem.index.mapped_weights")
 
@@ -68,20 +66,6 @@ def written_pages(entries: bytes) -> int:
     return int(np.count_nonzero(written))
 
 
-@functools.cache
-def _madvise() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        madvise = libc.madvise
-    except (OSError, AttributeError):
-        return None
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    madvise.restype = ctypes.c_int
-    return madvise
-
-
 class MappedWeights:
     """The process's mappings of one weights file, found once the session has mapped it."""
 
@@ -96,8 +80,8 @@ class MappedWeights:
     def settle(self) -> None:
         """At load: find the mappings, turn off their read-ahead and drop their pages from
         the page cache."""
-        madvise = _madvise()
-        if madvise is None:
+        libc = glibc()
+        if libc is None:
             return
         try:
             self._mappings = mappings_of(self.path, Path("/proc/self/maps").read_text())
@@ -108,7 +92,7 @@ class MappedWeights:
             return
         try:
             for mapping in self._mappings:
-                madvise(mapping.start, mapping.length, _MADV_RANDOM)
+                libc.madvise(mapping.start, mapping.length, _MADV_RANDOM)
                 os.posix_fadvise(descriptor, mapping.file_offset, mapping.length,
                                  os.POSIX_FADV_DONTNEED)
         finally:
@@ -117,8 +101,8 @@ class MappedWeights:
     def release(self) -> int:
         """Unmap the resident pages (they stay in the page cache); returns the bytes of the
         mappings released."""
-        madvise = _madvise()
-        if madvise is None or not self._mappings:
+        libc = glibc()
+        if libc is None or not self._mappings:
             return 0
         released = 0
         page = os.sysconf("SC_PAGE_SIZE")
@@ -132,7 +116,7 @@ class MappedWeights:
                         mapping.releasable = False
                         log.warning("a page of %s was written: its mapping is kept", self.path)
                         continue
-                    if madvise(mapping.start, mapping.length, _MADV_DONTNEED) == 0:
+                    if libc.madvise(mapping.start, mapping.length, _MADV_DONTNEED) == 0:
                         released += mapping.length
         except OSError as exc:
             log.debug("the weights' pages are kept: %s", exc)

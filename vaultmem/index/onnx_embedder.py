@@ -16,8 +16,6 @@ their file, and the word-embedding table's pages kept to the rows in use (mapped
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +26,7 @@ import numpy as np
 from vaultmem.errors import IndexUnusableError
 from vaultmem.index import inference
 from vaultmem.index.base import Vector
+from vaultmem.index.libc import trim_heap
 from vaultmem.index.mapped_weights import MappedWeights
 from vaultmem.index.model_files import ModelFiles
 from vaultmem.index.onnx_export import WEIGHTS_NAME
@@ -148,18 +147,3 @@ def _pool(hidden: Any, mask: Any, files: ModelFiles) -> Vector:
     out: Vector = np.ascontiguousarray(vectors / norms, dtype=np.float32)
     return out
 
-
-_LIBC: list[Any] = []
-
-
-def trim_heap() -> None:
-    """Give freed C heap back to the system (glibc keeps a batch's peak otherwise)."""
-    if not _LIBC:
-        name = ctypes.util.find_library("c")
-        try:
-            libc = ctypes.CDLL(name) if name else None
-        except OSError:
-            libc = None
-        _LIBC.append(libc if libc is not None and hasattr(libc, "malloc_trim") else None)
-    if _LIBC[0] is not None:
-        _LIBC[0].malloc_trim(0)

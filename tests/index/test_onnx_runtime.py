@@ -21,9 +21,9 @@ from vaultmem.index.embedders import (
     make_embedder,
 )
 from vaultmem.index.model_files import read_model_files
-from vaultmem.index.onnx_cache import MANIFEST, ONNX_NAME, is_verified, model_key
+from vaultmem.index.onnx_cache import MANIFEST, is_verified, model_key
 from vaultmem.index.onnx_embedder import OnnxEmbedder
-from vaultmem.index.onnx_export import WEIGHTS_NAME
+from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
 
 
 def _options(tmp_path: Path, runtime: str = "auto", query: str = "",
@@ -137,11 +137,11 @@ def _export_like(folder: Path, graph: bytes, weights: bytes) -> dict[str, object
     import hashlib
 
     folder.mkdir(exist_ok=True)
-    (folder / ONNX_NAME).write_bytes(graph)
+    (folder / GRAPH_NAME).write_bytes(graph)
     (folder / WEIGHTS_NAME).write_bytes(weights)
     return {"format": 2, "files": {
         name: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-        for name, data in ((ONNX_NAME, graph), (WEIGHTS_NAME, weights))}}
+        for name, data in ((GRAPH_NAME, graph), (WEIGHTS_NAME, weights))}}
 
 
 def test_onnx_files_must_match_their_manifest(tmp_path: Path) -> None:
@@ -155,9 +155,9 @@ def test_onnx_files_must_match_their_manifest(tmp_path: Path) -> None:
     assert not is_verified(folder)  # same size, other bytes
     (folder / WEIGHTS_NAME).write_bytes(b"nor weights, but bytes")
     assert is_verified(folder)
-    (folder / ONNX_NAME).write_bytes(b"not really a graph?")
+    (folder / GRAPH_NAME).write_bytes(b"not really a graph?")
     assert not is_verified(folder)
-    (folder / ONNX_NAME).write_bytes(b"not really a graph")
+    (folder / GRAPH_NAME).write_bytes(b"not really a graph")
     (folder / WEIGHTS_NAME).unlink()
     assert not is_verified(folder)
     (folder / MANIFEST).write_text("{broken")
@@ -170,12 +170,12 @@ def test_the_one_file_layout_before_is_exported_again(tmp_path: Path) -> None:
     folder = tmp_path / "key"
     folder.mkdir()
     data = b"a graph with its weights inside"
-    (folder / ONNX_NAME).write_bytes(data)
+    (folder / GRAPH_NAME).write_bytes(data)
     (folder / MANIFEST).write_text(json.dumps(  # format 1: no format key, one file
         {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}))
     assert not is_verified(folder)
     manifest = _export_like(folder, data, b"weights")
-    for broken in ({**manifest, "format": 3}, {**manifest, "files": {ONNX_NAME: {}}},
+    for broken in ({**manifest, "format": 3}, {**manifest, "files": {GRAPH_NAME: {}}},
                    {**manifest, "files": None}, [manifest]):
         (folder / MANIFEST).write_text(json.dumps(broken))
         assert not is_verified(folder)
@@ -195,7 +195,7 @@ def test_unchanged_files_are_hashed_once_and_any_write_is_seen(
     monkeypatch.setattr(onnx_cache, "_sha256_of",
                         lambda path: hashed.append(path.name) or real(path))
     assert is_verified(folder) and is_verified(folder) and is_verified(folder)
-    assert hashed == [ONNX_NAME, WEIGHTS_NAME]  # later loads found the stats recorded
+    assert hashed == [GRAPH_NAME, WEIGHTS_NAME]  # later loads found the stats recorded
     before = weights.stat()
     with weights.open("r+b") as handle:  # same size, and the mtime set back: ctime still moves
         handle.seek(100)
@@ -204,7 +204,7 @@ def test_unchanged_files_are_hashed_once_and_any_write_is_seen(
     assert not is_verified(folder)
     weights.write_bytes(data)  # the right bytes again: hashed, and recorded anew
     assert is_verified(folder) and is_verified(folder)
-    assert hashed.count(WEIGHTS_NAME) == 3 and hashed.count(ONNX_NAME) == 1
+    assert hashed.count(WEIGHTS_NAME) == 3 and hashed.count(GRAPH_NAME) == 1
     manifest["files"][WEIGHTS_NAME]["sha256"] = "0" * 64  # type: ignore[index]
     (folder / MANIFEST).write_text(json.dumps(manifest))
     assert not is_verified(folder)  # a new manifest is checked against the bytes
@@ -275,7 +275,7 @@ def test_onnx_gives_torchs_vectors_and_rebuilds_a_corrupt_file(model_cache: Path
     query = "how do I feed a sourdough starter"
     assert float(onnx.embed_query(query) @ torch_runtime.embed_query(query)) > 0.99999
     (weights,) = model_cache.glob(f"*/{WEIGHTS_NAME}")
-    assert (weights.parent / ONNX_NAME).stat().st_size < 2**20  # the weights are beside it
+    assert (weights.parent / GRAPH_NAME).stat().st_size < 2**20  # the weights are beside it
     with weights.open("r+b") as handle:
         handle.seek(4096)
         handle.write(b"\xff" * 16)

@@ -72,6 +72,7 @@ class MappedWeights:
     def __init__(self, path: Path) -> None:
         self.path = path.resolve()
         self._mappings: list[Mapping] = []
+        self._page = os.sysconf("SC_PAGE_SIZE")
 
     @property
     def mapped_bytes(self) -> int:
@@ -104,8 +105,7 @@ class MappedWeights:
         libc = glibc()
         if libc is None or not self._mappings:
             return 0
-        released = 0
-        page = os.sysconf("SC_PAGE_SIZE")
+        released, page = 0, self._page
         try:
             with open("/proc/self/pagemap", "rb", buffering=0) as pagemap:
                 for mapping in self._mappings:

@@ -36,7 +36,6 @@ from vaultmem.errors import IndexUnusableError
 from vaultmem.index.model_files import content_hash, file_stamp, hash_file, stamp
 from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
 
-ONNX_NAME = GRAPH_NAME
 FILES = (GRAPH_NAME, WEIGHTS_NAME)
 FORMAT = 2
 MANIFEST = "manifest.json"
@@ -72,7 +71,7 @@ def onnx_file(cache: Path, model_dir: Path) -> Path:
             export_into(folder, model_dir)
             if not is_verified(folder):
                 raise IndexUnusableError(f"the ONNX export of {model_dir} failed its check")
-        return folder / ONNX_NAME
+        return folder / GRAPH_NAME
 
 
 def is_verified(folder: Path) -> bool:

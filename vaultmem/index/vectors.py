@@ -194,12 +194,7 @@ class VectorMatrix:
             return []
         order = _top_k(scores, k)
         picked = order if rows is None else rows[order]
-        ids, paths, texts = self._ids, self._paths, self._texts
-        # Python ints and floats: indexing lists with numpy scalars took several times longer
-        return [
-            ChunkHit(ids[row], paths[row], texts[row], score)
-            for row, score in zip(picked.tolist(), scores[order].tolist(), strict=True)
-        ]
+        return self._hits(picked.tolist(), scores[order].tolist())
 
     def _search_broad(self, query: Vector, k: int, paths: Collection[str]) -> list[ChunkHit]:
         """A filter that keeps many notes: rank every row (as unfiltered), then walk the best
@@ -211,15 +206,18 @@ class VectorMatrix:
         share = max(len(allowed), 1) / max(len(self._rows_by_path), 1)
         depth = min(live, max(2 * k, int(1.5 * k / share)))
         while True:
-            order = _top_k(scores, depth)
+            order = _top_k(scores, depth).tolist()
             picked = [row for row in order if self._paths[row] in allowed][:k]
             if len(picked) == k or depth >= live:
                 break
             depth = min(live, depth * 4)
-        return [
-            ChunkHit(self._ids[row], self._paths[row], self._texts[row], float(scores[row]))
-            for row in picked
-        ]
+        return self._hits(picked, scores[picked].tolist())
+
+    def _hits(self, rows: list[int], scores: list[float]) -> list[ChunkHit]:
+        # Python ints and floats: indexing the lists with numpy scalars took several times longer
+        ids, paths, texts = self._ids, self._paths, self._texts
+        return [ChunkHit(ids[row], paths[row], texts[row], score)
+                for row, score in zip(rows, scores, strict=True)]
 
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]:
         """One unit-length mean vector per note (notes without rows are left out)."""

@@ -32,6 +32,7 @@ if sys.argv[1] == "plain":  # as if the installed layout were not the expected o
 from vaultmem.index import lance
 import lancedb
 imported = [p for p in lazy_client.LAZY_PACKAGES if p in sys.modules]
+embedding_modules = sorted(m for m in sys.modules if m.startswith("lancedb.embeddings."))
 made_lazy = [p for p in imported
              if isinstance(sys.modules[p].__spec__.loader, lazy_client._LazyLoader)]
 from lancedb.index import FTS
@@ -55,6 +56,7 @@ print(json.dumps({
     "deferred": deferred, "built": ListTablesResponse.__pydantic_complete__, "listed": listed,
     "base_config": sorted(BaseModel.model_config),
     "imported": imported, "made_lazy": made_lazy, "api_before": api_before,
+    "embedding_modules": embedding_modules,
     "fts": sorted(r["id"] for r in text), "nearest": near[0]["id"],
     "rows": db.open_table("t").count_rows(),
     "table_api": client.TableApi.__module__, "api_attr": client.api.__name__,
@@ -70,13 +72,19 @@ def test_lancedb_works_with_the_lazy_client_and_without(mode: str) -> None:
     assert done.returncode == 0, done.stderr
     got = json.loads(done.stdout.strip().splitlines()[-1])
     if mode == "lazy":  # the installed client has the layout the lazy import expects
-        assert got["imported"] == [CLIENT, f"{CLIENT}.models"]  # not even the api package
+        # not even the api package
+        assert got["imported"] == [CLIENT, f"{CLIENT}.models", "lancedb.embeddings"]
         assert got["made_lazy"] == got["imported"]
         assert got["api_before"] == []  # no API module imported by `import lancedb`
+        # what LanceDB itself takes from its embedding functions, none of the functions
+        assert got["embedding_modules"] == ["lancedb.embeddings.base",
+                                            "lancedb.embeddings.registry",
+                                            "lancedb.embeddings.utils"]
     else:
         assert got["imported"] == list(LAZY_PACKAGES)
         assert got["made_lazy"] == []
         assert f"{CLIENT}.api.table_api" in got["api_before"]
+        assert "lancedb.embeddings.openai" in got["embedding_modules"]
     assert got["deferred"] and got["built"]  # its validator made on first use, not at import
     assert got["listed"] == ["a", "b"]
     assert got["override_restored"]
@@ -170,7 +178,8 @@ def test_a_base_config_that_says_how_to_build_is_left_alone(
     "import os\nfrom pkg.a import A\n",  # imports from elsewhere
     "from pkg.a import A\nVALUE = compute()\n",  # code
     "from pkg.a import *\n",
-    "from .a import A\n",  # relative
+    "from ..a import A\n",  # from the parent package
+    "from pkg.a import A\n__all__ = names()\n",  # an assignment that is not a literal
     "def f():\n    pass\n",
     "from pkg.a import (A\n",  # not Python
     '"""only a docstring"""\n',  # nothing to make lazy
@@ -181,10 +190,11 @@ def test_any_other_init_is_not_planned(source: str) -> None:
 
 def test_a_generated_init_is_planned() -> None:
     plan = lazy_plan('"""doc"""\n__version__ = "1.0"\nfrom pkg.a import A\n'
-                     "from pkg.sub.b import B as C\n", "pkg")
+                     "from pkg.sub.b import B as C\nfrom .d import D\n"
+                     '__all__ = ["A", "C", "D"]\n', "pkg")
     assert plan is not None
-    assert plan.constants == {"__version__": "1.0"}
-    assert plan.names == {"A": ("pkg.a", "A"), "C": ("pkg.sub.b", "B")}
+    assert plan.constants == {"__version__": "1.0", "__all__": ["A", "C", "D"]}
+    assert plan.names == {"A": ("pkg.a", "A"), "C": ("pkg.sub.b", "B"), "D": ("pkg.d", "D")}
 
 
 @pytest.fixture

@@ -11,10 +11,14 @@ How: while lancedb is imported (`with lazy_packages():` in index/lance.py), a me
 finder replaces those package `__init__` files, and only those, with a module that binds the
 same names on first use (PEP 562 `__getattr__`): `from <client>.models import X` still imports
 X's module and gives the same class, but the API modules nothing local asks for are never
-imported. The replacement is made only when an `__init__` is nothing but a docstring, constant
-assignments and `from <that package>.<module> import Name` lines, which is how the installed
-version is generated; anything else (another layout, a file that cannot be read or parsed) and
-the package is imported as it is, the plain import.
+imported. The replacement is made only when an `__init__` is nothing but a docstring, literal
+assignments (`__all__ = [...]`) and `from <that package>.<module> import Name` (or
+`from .<module> import Name`) lines, which is how the installed version is generated; anything
+else (another layout, a file that cannot be read or parsed) and the package is imported as it
+is, the plain import. LanceDB's own `lancedb.embeddings` has that shape too: its `__init__`
+imports every hosted embedding function LanceDB offers (OpenAI, Cohere, open_clip, ... 18
+modules, ~25 ms); vaultmem embeds with its own model and uses none of them, and LanceDB takes
+only the registry and the base classes.
 
 Second, the models those names bring in (~140 pydantic classes of the client, a few dozen of
 LanceDB's own) are built with pydantic's documented `defer_build`: each makes its validator on
@@ -45,7 +49,7 @@ from typing import Any
 
 CLIENT = "lance_namespace_urllib3_client"
 #: The packages whose `__init__` is replaced by a lazy one (when it has the expected shape).
-LAZY_PACKAGES = (CLIENT, f"{CLIENT}.api", f"{CLIENT}.models")
+LAZY_PACKAGES = (CLIENT, f"{CLIENT}.api", f"{CLIENT}.models", "lancedb.embeddings")
 
 
 @dataclass(frozen=True)
@@ -67,19 +71,34 @@ def lazy_plan(source: str, package: str) -> LazyPlan | None:
     for node in tree.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # a docstring
-        if (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Constant)):
-            constants[node.targets[0].id] = node.value.value
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            try:  # a constant, or a literal such as `__all__ = [...]`
+                constants[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                return None
             continue
-        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
-                and node.module.startswith(f"{package}.")):
+        module = _own_module(node, package)
+        if module is None:
             return None
+        assert isinstance(node, ast.ImportFrom)
         for alias in node.names:
             if alias.name == "*":
                 return None
-            names[alias.asname or alias.name] = (node.module, alias.name)
+            names[alias.asname or alias.name] = (module, alias.name)
     return LazyPlan(constants, names) if names else None
+
+
+def _own_module(node: ast.stmt, package: str) -> str | None:
+    """The module of `package` that `from <package>.<module> import ...` or
+    `from .<module> import ...` names; None for any other statement."""
+    if not isinstance(node, ast.ImportFrom) or not node.module:
+        return None
+    if node.level == 0 and node.module.startswith(f"{package}."):
+        return node.module
+    if node.level == 1:
+        return f"{package}.{node.module}"
+    return None
 
 
 class _LazyLoader(importlib.abc.Loader):
@@ -108,7 +127,8 @@ class _LazyLoader(importlib.abc.Loader):
             return sorted({*module.__dict__, *names})
 
         module.__dict__.update(self.plan.constants)
-        module.__dict__.update(__getattr__=__getattr__, __dir__=__dir__, __all__=list(names))
+        module.__dict__.update(__getattr__=__getattr__, __dir__=__dir__)
+        module.__dict__.setdefault("__all__", list(names))  # the package's own, if it has one
 
 
 def _has_submodule(package: str, name: str) -> bool:

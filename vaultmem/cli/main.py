@@ -297,9 +297,10 @@ def run(ctx: Context, log_level: str) -> None:
     """Run the daemon in the foreground (what the service units run)."""
     import logging
 
-    from vaultmem.daemon.native import quiet_blas
+    from vaultmem.daemon.native import pause_gc, quiet_blas
 
     quiet_blas()  # before numpy is imported (by what follows)
+    pause_gc()  # until the first answers are given (Daemon._startup resumes it)
     from vaultmem.app import build_app, daemon_params
     from vaultmem.daemon.run import Daemon
 

@@ -33,7 +33,7 @@ from vaultmem.api.server import ApiServer
 from vaultmem.app import App, DaemonParams
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
-from vaultmem.daemon.native import Trimmer, tune_malloc
+from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
 from vaultmem.daemon.progress import IndexingStatus, report_json
 from vaultmem.engine.index_ports import SyncReport
 from vaultmem.engine.journal import FlushReport
@@ -242,6 +242,7 @@ class Daemon:
                 self._let_first_answers_go()
         # from here threads take turns often: a request is not held up behind a long sync
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+        resume_gc()
         try:
             if not self._start_watching():
                 return

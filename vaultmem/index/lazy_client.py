@@ -78,10 +78,8 @@ def lazy_plan(source: str, package: str) -> LazyPlan | None:
             except ValueError:
                 return None
             continue
-        module = _own_module(node, package)
-        if module is None:
+        if not isinstance(node, ast.ImportFrom) or (module := _own_module(node, package)) is None:
             return None
-        assert isinstance(node, ast.ImportFrom)
         for alias in node.names:
             if alias.name == "*":
                 return None
@@ -89,10 +87,10 @@ def lazy_plan(source: str, package: str) -> LazyPlan | None:
     return LazyPlan(constants, names) if names else None
 
 
-def _own_module(node: ast.stmt, package: str) -> str | None:
+def _own_module(node: ast.ImportFrom, package: str) -> str | None:
     """The module of `package` that `from <package>.<module> import ...` or
-    `from .<module> import ...` names; None for any other statement."""
-    if not isinstance(node, ast.ImportFrom) or not node.module:
+    `from .<module> import ...` names; None for an import from anywhere else."""
+    if not node.module:
         return None
     if node.level == 0 and node.module.startswith(f"{package}."):
         return node.module

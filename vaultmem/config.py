@@ -52,7 +52,7 @@ class Settings:
     embedding_query_prompt: str = ""  # "": the model directory's own prompts, if it has any
     embedding_passage_prompt: str = ""
     embedding_threads: int = 2  # the ONNX runtime's intra-op threads
-    embedding_batch_size: int = 4  # texts per ONNX call: bigger batches inflate RSS
+    embedding_batch_size: int = 1  # texts per ONNX call: no padding, the smallest peak
     model_cache_dir: Path | None = None  # default: <user data dir>/models
     chunk_max_chars: int = 1000
     chunk_min_chars: int = 200

@@ -365,7 +365,7 @@ def test_other_embeddings_run_after_the_large_notes_call_in_progress_not_its_oth
     vault = tmp_path / "vault"
     write(vault, "notes/small 0.md", "# Small 0\n\nA short note about topic 0.\n")
     model = _StandInModel()
-    embedder = SentenceTransformerEmbedder(batch_size=4)  # the ONNX runtime's default batch
+    embedder = SentenceTransformerEmbedder(batch_size=4)  # small batches, as the ONNX runtime's
     embedder._model, embedder._dim = model, 32  # a stand-in: no weights needed
     catalog = Catalog(tmp_path / "catalog.sqlite3")
     indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog,

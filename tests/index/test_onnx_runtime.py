@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -336,3 +337,44 @@ def test_the_weights_are_mapped_and_bulk_work_leaves_them_unmapped(model_cache: 
     np.testing.assert_array_equal(embedder.embed(texts), vectors)  # read again, same bits
     np.testing.assert_array_equal(embedder.embed_query("how do I feed a sourdough starter"),
                                   query)
+
+
+class _RunsSeen:
+    """A session that records each run's options, then runs it."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.options: list[Any] = []
+
+    def run(self, outputs: Any, feed: Any, options: Any = None) -> Any:
+        self.options.append(options)
+        return self.session.run(outputs, feed, options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.session, name)
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+def test_a_bulk_embedding_ends_by_emptying_the_arena_and_queries_do_not(
+    model_cache: Path,
+) -> None:
+    embedder = make_embedder("default", EmbedderOptions(
+        runtime="onnx", cache=model_cache, query_prompt="", passage_prompt="", threads=1,
+        batch_size=2))
+    assert isinstance(embedder, OnnxEmbedder)
+    query = embedder.embed_query("how do I feed a sourdough starter")
+    texts = [f"note {i}: " + " ".join(f"word{i * 7 + j}" for j in range(150)) for i in range(5)]
+    before = embedder.embed(texts)
+    seen = _RunsSeen(embedder._session)
+    embedder._session = seen
+    np.testing.assert_array_equal(embedder.embed(texts), before)  # the same bits after it
+    shrinking = [o is not None
+                 and o.get_run_config_entry("memory.enable_memory_arena_shrinkage") == "cpu:0"
+                 for o in seen.options]
+    assert shrinking == [False, False, False, True]  # three model calls, then the emptying
+    seen.options.clear()
+    np.testing.assert_array_equal(embedder.embed_query("how do I feed a sourdough starter"),
+                                  query)
+    assert seen.options == [None]  # a query runs alone: its memory is a few rows'
+    assert embedder.embed([]).shape == (0, 384) and seen.options == [None]

@@ -7,11 +7,13 @@ serves the other. Neither torch nor sentence-transformers is imported here: the 
 in about a second and stays small.
 
 Memory for a daemon that runs all day: one session whose intra-op threads (`embedding_threads`,
-two: the vectors are the same bit for bit with one) never spin, no memory arena (the arena
-keeps every batch's peak for good), small batches (a 16 x 256-token batch took RSS to ~700 MB,
-4 x 256 to ~350). The daemon fixes glibc's mmap threshold, so large activations are returned
-when freed, and trims the heap after its writes (daemon/native.py). The weights are mapped from
-their file, and the word-embedding table's pages kept to the rows in use (mapped_weights.py).
+two: the vectors are the same bit for bit with one) never spin, and one text per model call by
+default (no padding; a 16 x 256-token batch took RSS to ~700 MB, 4 x 256 to ~350). Its memory
+arena is on, and emptied after each bulk embedding: the arena would keep the largest batch's
+peak for good, and without it every activation of every batch was a fresh mapping (the daemon
+fixes glibc's mmap threshold, daemon/native.py) whose pages were faulted in again, which
+slowed indexing to ~0.6x. The weights are mapped from their file, and the word-embedding
+table's pages kept to the rows in use (mapped_weights.py).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class OnnxEmbedder:
     most one bulk batch. The model loads on first use (thread-safe)."""
 
     def __init__(self, name: str, files: ModelFiles, cache: Path, *, threads: int = 1,
-                 batch_size: int = 4) -> None:
+                 batch_size: int = 1) -> None:
         self.name = name
         self.runtime = "onnx"
         self._files = files
@@ -55,6 +57,8 @@ class OnnxEmbedder:
         self._session: Any = None
         self._tokenizer: Any = None
         self._inputs: tuple[str, ...] = ()
+        self._emptying: Any = None  # run options that empty the arena at the end of the run
+        self._smallest: dict[str, Any] = {}  # the feed of a one-token text
         self._dim: int | None = None
         self._weights: MappedWeights | None = None
         self._lock = threading.Lock()
@@ -76,6 +80,8 @@ class OnnxEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Vector:
         vectors = inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim)
+        if texts:
+            inference.shared().run(inference.QUERY, self._empty_arena)
         if self._weights is not None:
             self._weights.release()  # the rows these texts read (mapped_weights.py)
         return vectors
@@ -86,14 +92,22 @@ class OnnxEmbedder:
 
     def _encode(self, texts: list[str]) -> Vector:
         self._ensure_loaded()
+        feed = self._feed(texts)
+        hidden = self._session.run(None, feed)[0]
+        return _pool(hidden, feed["attention_mask"], self._files)
+
+    def _feed(self, texts: list[str]) -> dict[str, Any]:
         encoded = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask}
+        feed = {"input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64)}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.array([e.type_ids for e in encoded], dtype=np.int64)
-        hidden = self._session.run(None, feed)[0]
-        return _pool(hidden, mask, self._files)
+        return feed
+
+    def _empty_arena(self) -> None:
+        """Hand the arena's free blocks back: ONNX Runtime shrinks an arena only at the end of
+        a run that asks for it, so a one-token run asks (~1 ms, once per bulk embedding)."""
+        self._session.run(None, self._smallest, self._emptying)
 
     def _ensure_loaded(self) -> None:
         if self._session is not None:
@@ -120,7 +134,6 @@ class OnnxEmbedder:
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.enable_cpu_mem_arena = False
         options.log_severity_level = 3
         try:
             session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
@@ -131,8 +144,12 @@ class OnnxEmbedder:
         self._weights.settle()
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._tokenizer = tokenizer
+        self._emptying = ort.RunOptions()
+        self._emptying.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        self._smallest = self._feed(["a"])
         self._session = session
         self._dim = int(self._encode(["a"]).shape[1])
+        self._empty_arena()
         trim_heap()
 
 

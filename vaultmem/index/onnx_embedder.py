@@ -106,7 +106,7 @@ class OnnxEmbedder:
 
     def _empty_arena(self) -> None:
         """Hand the arena's free blocks back: ONNX Runtime shrinks an arena only at the end of
-        a run that asks for it, so a one-token run asks (~1 ms, once per bulk embedding)."""
+        a run that asks for it, so a one-token run asks (a few ms, once per bulk embedding)."""
         self._session.run(None, self._smallest, self._emptying)
 
     def _ensure_loaded(self) -> None:

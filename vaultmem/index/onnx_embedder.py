@@ -104,10 +104,11 @@ class OnnxEmbedder:
             feed["token_type_ids"] = np.array([e.type_ids for e in encoded], dtype=np.int64)
         return feed
 
-    def _empty_arena(self) -> None:
+    def _empty_arena(self) -> Any:
         """Hand the arena's free blocks back: ONNX Runtime shrinks an arena only at the end of
-        a run that asks for it, so a one-token run asks (a few ms, once per bulk embedding)."""
-        self._session.run(None, self._smallest, self._emptying)
+        a run that asks for it, so a one-token run asks (a few ms, once per bulk embedding).
+        Returns the run's token vectors (the load reads the model's dimension from them)."""
+        return self._session.run(None, self._smallest, self._emptying)[0]
 
     def _ensure_loaded(self) -> None:
         if self._session is not None:
@@ -148,8 +149,7 @@ class OnnxEmbedder:
         self._emptying.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self._smallest = self._feed(["a"])
         self._session = session
-        self._dim = int(self._encode(["a"]).shape[1])
-        self._empty_arena()
+        self._dim = int(self._empty_arena().shape[-1])  # one run: the probe empties the arena
         trim_heap()
 
 

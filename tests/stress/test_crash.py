@@ -443,9 +443,14 @@ def _diff(expected: str, actual: str) -> str:
 # Deterministic guards for what the kill cycles found ------------------------------------------
 
 
+# read at import: the hermetic environment (tests/conftest.py) removes VAULTMEM_* variables
+# before any test's fixtures run, so a seed read there was never the one asked for
+REPLAY_SEED = os.environ.get("VAULTMEM_CRASH_SEED")
+
+
 @pytest.fixture
 def crash_run(tmp_path: Path) -> Iterator[CrashRun]:
-    seed = int(os.environ.get("VAULTMEM_CRASH_SEED") or random.SystemRandom().randrange(10**9))
+    seed = int(REPLAY_SEED or random.SystemRandom().randrange(10**9))
     print(f"\ncrash seed {seed} (VAULTMEM_CRASH_SEED={seed} to replay)")
     run = CrashRun(tmp_path, seed)
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -273,5 +274,37 @@ def test_the_nas_port_update_with_the_real_model(tmp_path: Path) -> None:
         assert results[1]["superseded_by"]["id"] == saved["memory"]["id"]
         assert results[1]["score"] > results[0]["score"]  # the stale one was used more
         assert later.call("promote", {"dry_run": True})["promote"] == []
+    finally:
+        app.close()
+
+
+def test_a_detected_update_the_user_edits_meanwhile_still_answers_the_save(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: the new note changes between its creation and the proposal's guarded
+    rewrite. The memory is written, so the save is answered as saved (a 409 would make the
+    client save it again), and the user's version of the note is kept."""
+    app = detecting_app(tmp_path)
+    try:
+        old = api(app).call("save", {"content": OLD, "tags": ["homelab"]})["memory"]
+        real_rewrite = app.store.rewrite
+
+        def edited_meanwhile(paths: Any, plan: Any, **kwargs: Any) -> Any:
+            def edit_then_plan(current: Any) -> Any:  # after the read, before the write
+                note = app.root / paths[0]
+                note.write_text(note.read_text(encoding="utf-8") + "\nMy own line.\n", "utf-8")
+                return plan(current)
+
+            return real_rewrite(paths, edit_then_plan, **kwargs)
+
+        monkeypatch.setattr(app.store, "rewrite", edited_meanwhile)
+        saved = api(app).call("save", {"content": NEW, "tags": ["homelab"]})
+        monkeypatch.setattr(app.store, "rewrite", real_rewrite)
+        assert saved["created"] is True
+        assert saved["possible_update_of"]["id"] == old["id"]
+        assert saved["possible_update_of"]["applied"] is False
+        text = (app.root / saved["memory"]["path"]).read_text(encoding="utf-8")
+        assert text.endswith("\nMy own line.\n") and NEW in text  # the user's version
+        assert "stm_possible_update_of" not in text
+        assert api(app).call("get", {"id": saved["memory"]["id"]})["id"] == saved["memory"]["id"]
     finally:
         app.close()

@@ -7,6 +7,7 @@ gate, then the two are linked by the `Superseder`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -29,8 +30,10 @@ from vaultmem.engine.parts import IndexOpener
 from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.views import Views
-from vaultmem.errors import InvalidInput
+from vaultmem.errors import InvalidInput, NoteError
 from vaultmem.index.base import Embedder
+
+log = logging.getLogger(__name__)
 
 # the note vectors' shortlist, as for near duplicates (a note vector also carries the title)
 SHORTLIST = NEAR_SHORTLIST
@@ -137,14 +140,23 @@ class Updates:
 
     def _propose(self, answer: SaveResult, old_id: str, now: datetime) -> SaveResult:
         """Record the detected update in the new memory's note (`stm_possible_update_of`), so
-        review lists it until it is confirmed (supersede) or dismissed (unsupersede)."""
+        review lists it until it is confirmed (supersede) or dismissed (unsupersede).
+
+        The memory is written already: if its user edited or broke the note meanwhile, their
+        version stays (the update goes unrecorded) and the save is still answered as saved; an
+        error would tell the client that nothing was written, and it would save it again."""
         path = answer.memory.path
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             mine = [m for m in current if m.path == path and writable(m)]
             return [Rewrite(m, replace(m.state, possible_update_of=old_id)) for m in mine]
 
-        written = self.store.rewrite([path], plan)
+        try:
+            written = self.store.rewrite([path], plan)
+        except NoteError as exc:
+            log.info("%s: the detected update of %s is not recorded: %s", path, old_id,
+                     exc.message)
+            return answer
         self.sync.sync_paths([path])
         return replace(answer, memory=self.views.view(written[0], now)) if written else answer
 

@@ -275,9 +275,16 @@ class EmbedderOptions:
     batch_size: int  # the ONNX runtime's texts per model call
 
 
+#: `embedding_model` values that name a bundled model (the English one has two).
+ENGLISH = ("english", "default", "")
+MULTILINGUAL = "multilingual"
+
+
 def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder:
-    """'default' or '' → the bundled MiniLM; 'fake' / 'fake:DIM' → FakeEmbedder; else a local
-    model directory (or a model name sentence-transformers finds in its offline cache)."""
+    """'english' ('default', '') → the bundled MiniLM; 'multilingual' → the bundled
+    multilingual-e5-small (multilingual.py); 'fake' / 'fake:DIM' → FakeEmbedder; else a local
+    model directory (or a model name sentence-transformers finds in its offline cache).
+    `auto` is resolved before this (app.py: the vault's languages choose)."""
     spec = spec.strip()
     if spec == "fake" or spec.startswith("fake:"):
         try:
@@ -285,7 +292,9 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
         except ValueError as exc:
             raise ConfigError(f"bad fake embedder spec {spec!r}: expected fake:DIM") from exc
         return _prompted(fake, options, None)
-    model = None if spec in ("", "default") else spec
+    if spec == MULTILINGUAL:
+        return _multilingual(options)
+    model = None if spec in ENGLISH else spec
     directory = Path(_model_source(model))
     files = read_model_files(directory) if directory.is_dir() else None
     runtime = choose_runtime(options.runtime if options else "torch", files, model)
@@ -296,6 +305,25 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
                              batch_size=options.batch_size)
     else:
         inner = SentenceTransformerEmbedder(model)
+    return _prompted(inner, options, files)
+
+
+def _multilingual(options: EmbedderOptions | None) -> Embedder:
+    """The bundled multilingual model runs on the ONNX runtime only (its weights are 4-bit)."""
+    from vaultmem.index import multilingual
+
+    if options is None:
+        raise ConfigError("the multilingual model needs the embedder options (its cache)")
+    if options.runtime == "torch":
+        raise ConfigError("embedding_runtime = torch cannot run the multilingual model: its "
+                          "weights are 4-bit, served by the ONNX runtime only")
+    if not onnx_available():
+        raise ConfigError("the multilingual model needs onnxruntime, which is not installed")
+    cache = options.cache
+    files = multilingual.model_files(cache)
+    inner = OnnxEmbedder(multilingual.MULTILINGUAL_NAME, files, cache, threads=options.threads,
+                         batch_size=options.batch_size,
+                         derived=lambda: multilingual.derived_folder(cache))
     return _prompted(inner, options, files)
 
 

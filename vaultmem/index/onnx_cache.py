@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +46,19 @@ _LOCK = threading.Lock()
 
 
 def model_key(cache: Path, model_dir: Path) -> str:
-    """The model's content hash, recomputed only when its files' stamp changed."""
+    """The content hash of a model directory (or of a model's one file), recomputed only when
+    its files' stamp changed."""
     sources_path = cache / SOURCES
     try:
         sources = json.loads(sources_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         sources = {}
     entry = sources.get(str(model_dir)) if isinstance(sources, dict) else None
-    current = stamp(model_dir)
+    single = model_dir.is_file()  # a model in one file (multilingual.py), or a directory
+    current = [[model_dir.name, *file_stamp(model_dir)]] if single else stamp(model_dir)
     if isinstance(entry, dict) and entry.get("stamp") == current and entry.get("hash"):
         return str(entry["hash"])
-    key = content_hash(model_dir)
+    key = _sha256_of(model_dir) if single else content_hash(model_dir)
     sources = sources if isinstance(sources, dict) else {}
     sources[str(model_dir)] = {"stamp": current, "hash": key}
     _write_atomic(sources_path, json.dumps(sources, indent=1).encode("utf-8"))
@@ -65,28 +68,36 @@ def model_key(cache: Path, model_dir: Path) -> str:
 def onnx_file(cache: Path, model_dir: Path) -> Path:
     """The verified ONNX graph of `model_dir` (its weights beside it), exported first if
     missing or corrupt."""
+    folder = cache / model_key(cache, model_dir)[:32]
+    return verified_folder(folder, FILES, lambda temp: _export(model_dir, temp),
+                           str(model_dir)) / GRAPH_NAME
+
+
+def verified_folder(folder: Path, files: Sequence[str], make: Callable[[Path], None],
+                    source: str) -> Path:
+    """`folder`, its `files` checked against their manifest, made first (by `make`, into a
+    temporary folder beside them, then published) if missing or corrupt."""
     with _LOCK:
-        folder = cache / model_key(cache, model_dir)[:32]
-        if not is_verified(folder):
-            export_into(folder, model_dir)
-            if not is_verified(folder):
-                raise IndexUnusableError(f"the ONNX export of {model_dir} failed its check")
-        return folder / GRAPH_NAME
+        if not is_verified(folder, files):
+            publish(folder, files, make, source)
+            if not is_verified(folder, files):
+                raise IndexUnusableError(f"the model files made from {source} failed their check")
+        return folder
 
 
-def is_verified(folder: Path) -> bool:
-    """Whether the ONNX files match the manifest written when they were exported (see above)."""
+def is_verified(folder: Path, files: Sequence[str] = FILES) -> bool:
+    """Whether the files match the manifest written when they were made (see above)."""
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        expected = _manifest_files(manifest)
+        expected = _manifest_files(manifest, files)
         if expected is None:
             return False
         seen = {name: {"stamp": file_stamp(folder / name), "sha256": expected[name]["sha256"]}
-                for name in FILES}
-        if any(seen[name]["stamp"][0] != expected[name]["size"] for name in FILES):
+                for name in files}
+        if any(seen[name]["stamp"][0] != expected[name]["size"] for name in files):
             return False
         recorded = _recorded_stamps(folder)
-        for name in FILES:
+        for name in files:
             if recorded.get(name) != seen[name] and \
                     _sha256_of(folder / name) != expected[name]["sha256"]:
                 return False
@@ -97,14 +108,14 @@ def is_verified(folder: Path) -> bool:
     return True
 
 
-def _manifest_files(manifest: object) -> dict[str, dict[str, Any]] | None:
+def _manifest_files(manifest: object, names: Sequence[str]) -> dict[str, dict[str, Any]] | None:
     """Each file's size and SHA-256, if the manifest is of this layout and whole."""
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         return None
     files = manifest.get("files")
     if not isinstance(files, dict):
         return None
-    for name in FILES:
+    for name in names:
         entry = files.get(name)
         if not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
                 and isinstance(entry.get("size"), int)):
@@ -127,29 +138,39 @@ def _sha256_of(path: Path) -> str:
 
 
 def export_into(folder: Path, model_dir: Path) -> None:
-    """Export in a child process to a temporary folder, then publish the files and, last,
-    their manifest."""
+    """Export `model_dir` to ONNX in a child process and publish the files (see `publish`)."""
+    publish(folder, FILES, lambda temp: _export(model_dir, temp), str(model_dir))
+
+
+def publish(folder: Path, names: Sequence[str], make: Callable[[Path], None],
+            source: str) -> None:
+    """Make the files in a temporary folder, then publish them and, last, their manifest."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / MANIFEST).unlink(missing_ok=True)  # no manifest: not a usable export
     (folder / VERIFIED).unlink(missing_ok=True)
     temp = Path(tempfile.mkdtemp(dir=folder, prefix=".export-"))
     try:
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-        done = subprocess.run(
-            [sys.executable, "-m", "vaultmem.index.onnx_export", str(model_dir), str(temp)],
-            capture_output=True, text=True, env=env, check=False,
-        )
-        if done.returncode != 0:
-            tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise IndexUnusableError(f"cannot export {model_dir} to ONNX: {tail}")
+        make(temp)
         files = {name: {"sha256": _sha256_of(temp / name), "size": (temp / name).stat().st_size}
-                 for name in FILES}
-        for name in FILES:
+                 for name in names}
+        for name in names:
             os.replace(temp / name, folder / name)
-        manifest = {"format": FORMAT, "files": files, "source": str(model_dir)}
+        manifest = {"format": FORMAT, "files": files, "source": source}
         _write_atomic(folder / MANIFEST, json.dumps(manifest, indent=1).encode("utf-8"))
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def _export(model_dir: Path, out_dir: Path) -> None:
+    """The torch export, in a child process: the caller never imports torch."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "vaultmem.index.onnx_export", str(model_dir), str(out_dir)],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise IndexUnusableError(f"cannot export {model_dir} to ONNX: {tail}")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

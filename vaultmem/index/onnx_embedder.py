@@ -19,7 +19,7 @@ table's pages kept to the rows in use (mapped_weights.py).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from vaultmem.index.base import Vector
 from vaultmem.index.libc import trim_heap
 from vaultmem.index.mapped_weights import MappedWeights
 from vaultmem.index.model_files import ModelFiles
-from vaultmem.index.onnx_export import WEIGHTS_NAME
+from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
+from vaultmem.index.sp_tokenizer import SentencePieceTokenizer
 
 
 def onnx_available() -> bool:
@@ -47,11 +48,15 @@ class OnnxEmbedder:
     most one bulk batch. The model loads on first use (thread-safe)."""
 
     def __init__(self, name: str, files: ModelFiles, cache: Path, *, threads: int = 1,
-                 batch_size: int = 1) -> None:
+                 batch_size: int = 1, derived: Callable[[], Path] | None = None) -> None:
+        """`derived`: for a model made here from another form (multilingual.py), the folder
+        of its verified files (graph, weights, SentencePiece tokenizer); otherwise the graph
+        is exported from the sentence-transformers directory `files.path`."""
         self.name = name
         self.runtime = "onnx"
         self._files = files
         self._cache = cache
+        self._derived = derived
         self._threads = max(1, threads)
         self._batch_size = max(1, batch_size)
         self._session: Any = None
@@ -125,12 +130,12 @@ class OnnxEmbedder:
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise IndexUnusableError(f"the ONNX runtime is not installed: {exc}") from exc
-        tokenizer = Tokenizer.from_file(str(self._files.path / "tokenizer.json"))
-        tokenizer.enable_truncation(self._files.max_tokens)
-        padding = tokenizer.padding or {}
-        tokenizer.enable_padding(pad_id=int(padding.get("pad_id", 0)),
-                                 pad_token=str(padding.get("pad_token", "[PAD]")))
-        path = onnx_file(self._cache, self._files.path)
+        if self._derived is not None:
+            path = self._derived() / GRAPH_NAME
+            tokenizer: Any = SentencePieceTokenizer(path.parent, self._files.max_tokens)
+        else:
+            tokenizer = _tokenizer(Tokenizer, self._files)
+            path = onnx_file(self._cache, self._files.path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
@@ -151,6 +156,17 @@ class OnnxEmbedder:
         self._session = session
         self._dim = int(self._empty_arena().shape[-1])  # one run: the probe empties the arena
         trim_heap()
+
+
+def _tokenizer(tokenizer_class: Any, files: ModelFiles) -> Any:
+    """A sentence-transformers model's own `tokenizer.json`, truncating and padding as it
+    does."""
+    tokenizer = tokenizer_class.from_file(str(files.path / "tokenizer.json"))
+    tokenizer.enable_truncation(files.max_tokens)
+    padding = tokenizer.padding or {}
+    tokenizer.enable_padding(pad_id=int(padding.get("pad_id", 0)),
+                             pad_token=str(padding.get("pad_token", "[PAD]")))
+    return tokenizer
 
 
 def _pool(hidden: Any, mask: Any, files: ModelFiles) -> Vector:

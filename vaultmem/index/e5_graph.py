@@ -1,0 +1,145 @@
+"""multilingual-e5-small as an ONNX graph, built here from the packed 4-bit weights (e5_file.py).
+
+The weights stay 4-bit: every matrix is a `MatMulNBits` (ONNX Runtime's block-quantised matmul:
+blocks of 32 weights, one fp32 scale each, zero point 8, which is exactly the file's Q4_0) and
+the word-embedding table a `GatherBlockQuantized`. With `accuracy_level` 4 ONNX Runtime
+multiplies int8 activations by the 4-bit weights, the arithmetic of the package's own engine:
+the vectors match it to a cosine of 0.9999 or better (tests/index/test_multilingual.py), at the
+speed of ONNX Runtime's kernels. The rest is a plain BERT encoder (XLM-RoBERTa's positions start
+at the table's first row here: the file keeps the rows a text uses), returning the last hidden
+state; pooling (mean) and normalising happen in numpy, as for every model (onnx_embedder.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultmem.index.e5_file import BLOCK, E5File
+from vaultmem.index.onnx_export import GRAPH_NAME, OPSET, WEIGHTS_NAME, move_weights_out
+
+ACCURACY_LEVEL = 4  # int8 activations x 4-bit weights, as the package's engine computes
+MS = "com.microsoft"
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.nodes: list[Any] = []
+        self.initializers: list[Any] = []
+        self._count = 0
+
+    def weight(self, name: str, value: np.ndarray) -> str:
+        from onnx import numpy_helper
+
+        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def op(self, op_type: str, inputs: list[str], domain: str = "", **attrs: Any) -> str:
+        from onnx import helper
+
+        self._count += 1
+        out = f"{op_type.lower()}_{self._count}"
+        self.nodes.append(helper.make_node(op_type, inputs, [out], domain=domain or None,
+                                           **attrs))
+        return out
+
+
+def build_graph(model: E5File, out_dir: Path) -> Path:
+    """Write GRAPH_NAME and WEIGHTS_NAME (aligned, memory-mapped at load) into `out_dir`."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    b = _Builder()
+    hidden = _embeddings(b, model)
+    bias = _attention_bias(b)
+    for layer in range(model.layers):
+        hidden = _layer(b, model, layer, hidden, bias)
+    b.nodes[-1].output[0] = "last_hidden_state"
+    graph = helper.make_graph(
+        b.nodes, "multilingual-e5-small",
+        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
+         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"])],
+        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT,
+                                       ["batch", "tokens", model.hidden])],
+        b.initializers)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                    helper.make_opsetid(MS, 1)])
+    proto.ir_version = 9
+    path = out_dir / GRAPH_NAME
+    onnx.save_model(proto, str(path))
+    move_weights_out(path, WEIGHTS_NAME)
+    return path
+
+
+def _embeddings(b: _Builder, model: E5File) -> str:
+    h = model.hidden
+    scales, values = model.q4("emb.word", model.vocab_rows, h)
+    words = b.op("GatherBlockQuantized", [
+        b.weight("word_values", _pack(values).reshape(model.vocab_rows, h // 2)),
+        "input_ids",
+        b.weight("word_scales", scales),
+        b.weight("word_zero", np.full((model.vocab_rows, (h // BLOCK + 1) // 2), 0x88, np.uint8)),
+    ], MS, bits=4, block_size=BLOCK, gather_axis=0, quantize_axis=1)
+    tokens = b.op("Shape", ["input_ids"], start=1, end=2)
+    zero = b.weight("zero", np.array([0], np.int64))
+    positions = b.op("Slice", [b.weight("positions", model.vector(
+        "emb.pos", (model.max_positions, h))), zero, tokens, zero])
+    summed = b.op("Add", [b.op("Add", [words, positions]),
+                          b.weight("token_type", model.vector("emb.type", (2, h))[0])])
+    return _norm(b, model, summed, "emb.ln")
+
+
+def _attention_bias(b: _Builder) -> str:
+    """0 where the mask is 1, -10000 where it is 0, shaped [batch, 1, 1, tokens]."""
+    from onnx import TensorProto
+
+    mask = b.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    masked = b.op("Sub", [b.weight("one", np.array(1.0, np.float32)), mask])
+    bias = b.op("Mul", [masked, b.weight("minus", np.array(-1e4, np.float32))])
+    return b.op("Unsqueeze", [bias, b.weight("axes_1_2", np.array([1, 2], np.int64))])
+
+
+def _layer(b: _Builder, model: E5File, layer: int, x: str, bias: str) -> str:
+    h, heads = model.hidden, model.heads
+    size = h // heads
+    split = b.weight(f"l{layer}.split", np.array([0, 0, heads, size], np.int64))
+
+    def heads_of(name: str, perm: list[int]) -> str:
+        projected = _linear(b, model, f"l{layer}.{name}", x, h, h)
+        return b.op("Transpose", [b.op("Reshape", [projected, split])], perm=perm)
+
+    query = b.op("Mul", [heads_of("q", [0, 2, 1, 3]),
+                         b.weight(f"l{layer}.scale", np.array(size ** -0.5, np.float32))])
+    scores = b.op("Add", [b.op("MatMul", [query, heads_of("k", [0, 2, 3, 1])]), bias])
+    context = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), heads_of("v", [0, 2, 1, 3])])
+    joined = b.op("Reshape", [b.op("Transpose", [context], perm=[0, 2, 1, 3]),
+                              b.weight(f"l{layer}.join", np.array([0, 0, h], np.int64))])
+    attended = _linear(b, model, f"l{layer}.ao", joined, h, h)
+    x = _norm(b, model, b.op("Add", [x, attended]), f"l{layer}.aln")
+    inner = b.op("Gelu", [_linear(b, model, f"l{layer}.fi", x, h, model.ffn)], MS)
+    out = _linear(b, model, f"l{layer}.fo", inner, model.ffn, h)
+    return _norm(b, model, b.op("Add", [x, out]), f"l{layer}.oln")
+
+
+def _linear(b: _Builder, model: E5File, name: str, x: str, n_in: int, n_out: int) -> str:
+    scales, values = model.q4(f"{name}.w", n_out, n_in)
+    return b.op("MatMulNBits", [
+        x, b.weight(f"{name}.w", _pack(values)), b.weight(f"{name}.s", scales.reshape(-1)),
+        "", "", b.weight(f"{name}.b", model.vector(f"{name}.b", (n_out,))),
+    ], MS, K=n_in, N=n_out, bits=4, block_size=BLOCK, accuracy_level=ACCURACY_LEVEL)
+
+
+def _norm(b: _Builder, model: E5File, x: str, name: str) -> str:
+    h = model.hidden
+    return b.op("LayerNormalization", [x, b.weight(f"{name}.w", model.vector(f"{name}.w", (h,))),
+                                       b.weight(f"{name}.b", model.vector(f"{name}.b", (h,)))],
+                axis=-1, epsilon=model.eps)
+
+
+def _pack(values: np.ndarray) -> np.ndarray:
+    """Weights in order, two to a byte as ONNX Runtime packs them: even index in the low
+    nibble, odd index in the high one."""
+    packed: np.ndarray = values[..., 0::2] | (values[..., 1::2] << 4)
+    return packed

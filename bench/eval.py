@@ -257,6 +257,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runtime", choices=("auto", "onnx", "torch"), default="auto",
                         help="the model runtime (embedding_runtime); its vectors are cached "
                         "apart, in a sub-folder of --cache")
+    parser.add_argument("--model", choices=("english", "multilingual"), default="english",
+                        help="the bundled model to embed with (embedding_model)")
     args = parser.parse_args(argv)
     layouts = args.layout or list(LAYOUTS)
 
@@ -264,7 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in machine_lines():
         say(line)
     settings = replace(Settings(), embedding_runtime=args.runtime)
-    real = make_embedder("default", embedder_options(settings))
+    real = make_embedder(args.model, embedder_options(settings))
+    say(f"model: {real.name} (--model {args.model})")
     say(f"model runtime: {getattr(real, 'runtime', '?')} (--runtime {args.runtime})")
     embedder = CachedEmbedder(real, args.cache / getattr(real, "runtime", "other"))
     if args.per_query:

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmem.api.ops import Api
-from vaultmem.config import Settings, VaultPaths
+from vaultmem.config import AUTO_MODEL, Settings, VaultPaths
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
+from vaultmem.core.language import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.reinforce import ReinforceParams
 from vaultmem.engine.consolidation import Consolidator
@@ -36,6 +37,7 @@ from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.model_choice import ModelInUse, choose_for_vault
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.operation_log import OperationLog
 from vaultmem.engine.parts import EngineParams
@@ -53,7 +55,7 @@ from vaultmem.engine.write_lane import WriteLane
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import EmbedderOptions, make_embedder
-from vaultmem.index.identity import identity_problem, index_exists
+from vaultmem.index.identity import identity_problem, index_exists, record_choice, recorded_choice
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:
@@ -109,6 +111,7 @@ class App:
     catalog: Catalog
     index: LazyIndex
     embedder: Embedder
+    model: ModelInUse  # which model `embedding_model` resolved to, and why
     journal: UsageJournal  # this device's use counts; in the daemon also the pending uses
     operations: OperationLog  # what sweeps and merges applied, for `undo`
     store: MemoryStore
@@ -255,16 +258,39 @@ def embedder_options(settings: Settings) -> EmbedderOptions:
 
 
 def prepare_model(settings: Settings) -> str:
-    """Load the configured model once, making its ONNX file if it has none yet (scripts/setup
-    does this, so that the daemon's first start does not wait for the export)."""
-    embedder = make_embedder(settings.embedding_model, embedder_options(settings))
-    embedder.embed_query("ready")
-    return f"{embedder.name} on {getattr(embedder, 'runtime', 'its own runtime')}"
+    """Load the configured model once, making its ONNX files if it has none yet (scripts/setup
+    does this, so that the daemon's first start does not wait for them); `auto` prepares both
+    bundled models, since the vault chooses."""
+    wanted = settings.embedding_model
+    models = [ENGLISH_MODEL, MULTILINGUAL_MODEL] if wanted == AUTO_MODEL else [wanted]
+    ready = []
+    for model in models:
+        embedder = make_embedder(model, embedder_options(settings))
+        embedder.embed_query("ready")
+        ready.append(f"{embedder.name} on {getattr(embedder, 'runtime', 'its own runtime')}")
+    return "; ".join(ready)
 
 
 def indexer_options(settings: Settings) -> IndexerOptions:
     s = settings
     return IndexerOptions(chunk_max_chars=s.chunk_max_chars, chunk_min_chars=s.chunk_min_chars)
+
+
+def resolve_model(settings: Settings, root: Path, rules: IgnoreRules,
+                  index_path: Path) -> ModelInUse:
+    """An explicit `embedding_model` as set; `auto`: the model chosen when the index was
+    first built (recorded beside it), or chosen now from a sample of the vault's notes and
+    recorded once enough notes tell (engine/model_choice.py)."""
+    setting = settings.embedding_model
+    if setting != AUTO_MODEL:
+        return ModelInUse(setting, setting, "set in the configuration")
+    recorded = recorded_choice(index_path)
+    if recorded is not None and recorded["model"] in (ENGLISH_MODEL, MULTILINGUAL_MODEL):
+        return ModelInUse(setting, recorded["model"], recorded["reason"])
+    choice, _ = choose_for_vault(root, rules)
+    if choice.settled:
+        record_choice(index_path, choice.model, choice.reason)
+    return ModelInUse(setting, choice.model, choice.reason)
 
 
 def build_app(
@@ -279,7 +305,11 @@ def build_app(
                                    max_note_bytes=settings.max_note_bytes)
     params = engine_params(settings, root.name)
     catalog = Catalog(data_dir / "catalog.sqlite3")
-    embedder = embedder or make_embedder(settings.embedding_model, embedder_options(settings))
+    if embedder is None:
+        model = resolve_model(settings, root, rules, data_dir / "lance")
+        embedder = make_embedder(model.model, embedder_options(settings))
+    else:
+        model = ModelInUse(settings.embedding_model, embedder.name, "given by the caller")
     index = LazyIndex(data_dir / "lance", embedder.name, index_options(settings))
     indexer = Indexer(root, rules, catalog, index, embedder, indexer_options(settings))
     journal = UsageJournal(data_dir / "usage.sqlite3")
@@ -299,13 +329,13 @@ def build_app(
     admin = MemoryAdmin(store=store, sync=sync, views=views, mover=mover, params=params)
     return App(
         settings=settings, root=root, data_dir=data_dir, rules=rules, catalog=catalog,
-        index=index, embedder=embedder, journal=journal, operations=operations, store=store,
-        sync=sync, views=views,
+        index=index, embedder=embedder, model=model, journal=journal, operations=operations,
+        store=store, sync=sync, views=views,
         search=Search(catalog=catalog, store=store, index=index, embedder=embedder,
                       filters=FilterIndex(catalog), params=params),
         uses=Uses(store, views, params.reinforce),
         status=Status(root=root, rules=rules, catalog=catalog, store=store, embedder=embedder,
-                      params=params),
+                      model=model, params=params),
         lifecycle=lifecycle,
         consolidator=Consolidator(root=root, catalog=catalog, store=store, sync=sync,
                                   views=views, mover=mover, index=index, params=params),

@@ -31,6 +31,10 @@ DEFAULT_TYPE_HALF_LIVES: Mapping[str, float] = MappingProxyType(
      "preference": 14.0, "fact": 90.0}
 )
 
+#: `embedding_model`: the vault's languages choose between the bundled English and multilingual
+#: models (app.resolve_model); any other value names the model itself.
+AUTO_MODEL = "auto"
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -47,7 +51,7 @@ class Settings:
     max_note_bytes: int = 20_000_000
 
     # index and embeddings
-    embedding_model: str = "default"
+    embedding_model: str = "auto"  # auto (the vault's languages choose), english, multilingual
     embedding_runtime: str = "auto"  # auto (ONNX when it can run the model), onnx or torch
     embedding_query_prompt: str = ""  # "": the model directory's own prompts, if it has any
     embedding_passage_prompt: str = ""
@@ -314,6 +318,9 @@ def _validate(s: Settings) -> None:
             "similar_memory_cosine", "update_cosine")
     problems += [f"{name} must be between 0 and 1" for name in unit
                  if not 0.0 <= getattr(s, name) <= 1.0]
+    if not s.embedding_model.strip():
+        problems.append("embedding_model must not be empty: auto, english, multilingual or "
+                        "the folder of a sentence-transformers model")
     if s.embedding_runtime not in ("auto", "onnx", "torch"):
         problems.append(
             f"embedding_runtime must be auto, onnx or torch, not {s.embedding_runtime!r}"

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.language import NOTICE_SHARE, english_only, is_english, language_share
+from vaultmem.core.language import (
+    MULTILINGUAL_MODEL,
+    NOTICE_SHARE,
+    LanguageShare,
+    choose_model,
+    english_only,
+    is_english,
+    language_share,
+)
 from vaultmem.engine.shapes import languages_json
 
 ENGLISH = "The backup job runs every night and copies the photos to the NAS in the attic."
@@ -37,9 +45,10 @@ def test_advice_only_for_a_largely_non_english_vault_on_an_english_only_model() 
     mixed = language_share([RUSSIAN, ENGLISH])
     default = "sentence-transformers/all-MiniLM-L6-v2"
     assert english_only(default) and not english_only("/models/multilingual-e5-small")
-    assert "multilingual" in (languages_json(mixed, default)["advice"] or "")
-    assert languages_json(mixed, "/models/multilingual-e5-small")["advice"] is None
-    assert languages_json(language_share([ENGLISH] * 5), default)["advice"] is None
+    assert "--choose-model" in (languages_json(mixed, default, "auto")["advice"] or "")
+    assert '"multilingual"' in (languages_json(mixed, default, "english")["advice"] or "")
+    assert languages_json(mixed, "intfloat/multilingual-e5-small (4-bit)", "auto")["advice"] is None
+    assert languages_json(language_share([ENGLISH] * 5), default, "auto")["advice"] is None
 
 
 @given(st.lists(st.sampled_from([ENGLISH, RUSSIAN, FRENCH, "x"]), max_size=20))
@@ -47,3 +56,28 @@ def test_share_is_a_fraction(texts: list[str]) -> None:
     share = language_share(texts)
     assert 0 <= share.not_english <= share.judged <= len(texts)
     assert 0.0 <= share.share <= 1.0
+
+
+@pytest.mark.parametrize(("judged", "not_english", "model", "settled"), [
+    (0, 0, "english", False),  # nothing to tell by: English, asked again later
+    (10, 9, "multilingual", False),  # a small vault: chosen, but not kept
+    (100, 19, "english", True),
+    (100, 20, "multilingual", True),
+    (300, 290, "multilingual", True),
+])
+def test_auto_chooses_the_multilingual_model_from_a_share(
+        judged: int, not_english: int, model: str, settled: bool) -> None:
+    choice = choose_model(LanguageShare(judged, not_english))
+    assert (choice.model, choice.settled) == (model, settled)
+    if judged:
+        assert f"{not_english} of {judged}" in choice.reason
+
+
+@given(st.integers(0, 500), st.integers(0, 500))
+def test_more_notes_in_other_languages_never_choose_english_again(judged: int, extra: int) -> None:
+    """Monotone: a vault with more notes not in English is never served by the English model
+    where a vault with fewer is served by the multilingual one."""
+    lower = choose_model(LanguageShare(judged + extra, min(judged, judged + extra)))
+    higher = choose_model(LanguageShare(judged + extra, judged + extra))
+    if lower.model == MULTILINGUAL_MODEL:
+        assert higher.model == MULTILINGUAL_MODEL

@@ -180,7 +180,9 @@ ERROR = shape({"error": shape({"code": STR, "message": STR})})
 RESPONSES: dict[str, Schema] = {
     "health": shape({"status": {"type": "string", "enum": ["ok"]}, "version": STR, "vault": STR}),
     "status": shape({"vault": STR, "notes": INT, "memories": OBJ, "coverage": OBJ,
-                     "embedder": STR, "languages": OBJ}),
+                     "embedder": STR, "model": shape({"setting": STR, "model": STR,
+                                                      "reason": STR}),
+                     "languages": OBJ}),
     "search": SEARCH,
     "related": shape({"path": STR, "related": {"type": "array", "items": shape(
         {"path": STR, "title": STR, "similarity": NUM})}}),

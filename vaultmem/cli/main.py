@@ -94,9 +94,15 @@ def init(ctx: Context, force: bool) -> None:
 @cli.command()
 @common
 @click.option("--full", is_flag=True, help="Drop the index and rebuild it from the vault.")
-def reindex(ctx: Context, full: bool) -> None:
+@click.option("--choose-model", is_flag=True,
+              help="embedding_model = auto: sample the vault's languages again; a change of "
+                   "model rebuilds the index.")
+def reindex(ctx: Context, full: bool, choose_model: bool) -> None:
     """Bring the index up to date with the vault (only changed notes are re-embedded)."""
     from vaultmem.cli.output import progress_bar, show_sync
+
+    if choose_model:
+        ctx.choose_model_again()
 
     with progress_bar(enabled=not ctx.json) as progress:
         data = ctx.call("reindex", {"full": full}, progress=progress)
@@ -314,6 +320,11 @@ def run(ctx: Context, log_level: str) -> None:
         assert daemon.server is not None and daemon.app is not None
         click.echo(f"vaultmem {__version__} serving {daemon.app.root} at {daemon.server.url}",
                    err=True)
+        from vaultmem.cli.output import model_line
+
+        chosen = daemon.app.model
+        click.echo(model_line({"setting": chosen.setting, "model": chosen.model,
+                               "reason": chosen.reason}, daemon.app.embedder.name), err=True)
         code = daemon.serve_forever()
     sys.exit(code)
 

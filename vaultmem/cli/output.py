@@ -164,10 +164,21 @@ def show_related(d: dict[str, Any]) -> None:
         _echo(f"  {item['similarity']:.3f}  {item['title']}  ({item['path']})")
 
 
+def model_line(model: dict[str, Any] | None, embedder: str) -> str:
+    """Which embedding model serves the vault, and why (`status`, `vaultmem run`)."""
+    if not model:  # an older daemon's status
+        return f"embedding model: {embedder}"
+    if model.get("setting") == "auto":
+        return (f"embedding model: {embedder}, chosen for this vault ({model.get('model')}): "
+                f"{model.get('reason')}")
+    return f"embedding model: {embedder} (embedding_model = {model.get('setting')!r})"
+
+
 def show_status(d: dict[str, Any]) -> None:
     cov = d["coverage"]
     mem = d["memories"]
-    _echo(f"vault {d['vault']}  ({d['notes']} files known, embedder {d['embedder']})")
+    _echo(f"vault {d['vault']}  ({d['notes']} files known)")
+    _echo(model_line(d.get("model"), d["embedder"]))
     _echo(f"index: {cov['indexed']} notes indexed ({cov['chunks']} chunks), "
           f"{len(cov['skipped'])} skipped, {len(cov['failed'])} failed")
     if d.get("unindexed_changes"):

@@ -89,3 +89,34 @@ def language_share(texts: Iterable[str]) -> LanguageShare:
         judged += 1
         not_english += not verdict
     return LanguageShare(judged, not_english)
+
+
+# ---- the model `embedding_model = "auto"` chooses -------------------------------------------
+
+#: From this share of judged notes not in English, `auto` picks the multilingual model: below
+#: it, the English model's better speed (and its tuning) serves the vault (docs/benchmarks.md,
+#: "Choosing the model").
+MULTILINGUAL_SHARE = 0.2
+#: Fewer judged notes than this say too little: the choice is made again on the next start.
+MIN_JUDGED = 20
+ENGLISH_MODEL = "english"
+MULTILINGUAL_MODEL = "multilingual"
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    model: str  # ENGLISH_MODEL or MULTILINGUAL_MODEL
+    reason: str
+    settled: bool  # judged on enough notes to keep
+
+
+def choose_model(share: LanguageShare) -> ModelChoice:
+    """The bundled model for a vault whose sampled notes are `share`."""
+    seen = f"{share.not_english} of {share.judged} notes sampled are not in English"
+    if share.judged == 0:
+        return ModelChoice(ENGLISH_MODEL, "no note long enough to tell its language yet", False)
+    settled = share.judged >= MIN_JUDGED
+    if share.share >= MULTILINGUAL_SHARE:
+        return ModelChoice(MULTILINGUAL_MODEL, f"{seen} ({share.share:.0%})", settled)
+    return ModelChoice(ENGLISH_MODEL, f"{seen} ({share.share:.0%}, below "
+                       f"{MULTILINGUAL_SHARE:.0%})", settled)

@@ -36,16 +36,19 @@ def coverage_json(records: Mapping[str, Any], scan_problems: Sequence[str]) -> J
     }
 
 
-def languages_json(share: LanguageShare, embedder_name: str) -> JSON:
-    """How much of the vault is not English, and what to do about it when that is a lot."""
+def languages_json(share: LanguageShare, embedder_name: str, setting: str) -> JSON:
+    """How much of the vault is not English, and what to do about it when that is a lot and an
+    English-only model serves it."""
     advice = None
     if share.notable and english_only(embedder_name):
-        advice = (
-            f"about {share.share:.0%} of the notes sampled are not in English, and the default "
-            "embedding model understands English only: for search by meaning in those "
-            "languages, set `embedding_model` to the folder of a multilingual "
-            "sentence-transformers model (for example multilingual-e5-small) and reindex "
-            "(docs/configuration.md)"
-        )
+        seen = f"about {share.share:.0%} of the notes sampled are not in English"
+        if setting == "auto":
+            advice = (f"{seen} now, and the English model chosen when the index was built "
+                      "understands English only: `vaultmem reindex --choose-model` chooses "
+                      "again (the multilingual model; the index is rebuilt)")
+        else:
+            advice = (f"{seen}, and the model set (embedding_model = {setting!r}) understands "
+                      "English only: set embedding_model = \"auto\" or \"multilingual\" and "
+                      "reindex (docs/configuration.md)")
     return {"sampled": share.judged, "not_english": share.not_english,
             "not_english_share": round(share.share, 3), "advice": advice}

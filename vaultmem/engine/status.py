@@ -6,32 +6,28 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from vaultmem.core.language import language_share
 from vaultmem.core.memory import ACTIVE, MemoryState
 from vaultmem.core.planning import plan_sweep
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.model_choice import ModelInUse, sample_languages
 from vaultmem.engine.note_records import with_dated_problems
 from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.shapes import JSON, coverage_json, languages_json
 from vaultmem.engine.snapshot import Snapshot
-from vaultmem.errors import NoteError, NotFound
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.notes import read_raw_note
-
-LANGUAGE_SAMPLE = 100  # notes `status` reads to tell how much of the vault is not English
-LANGUAGE_CHARS = 4000  # of each
 
 
 class Status:
     def __init__(self, *, root: Path, rules: IgnoreRules, catalog: Catalog, store: MemoryStore,
-                 embedder: Embedder, params: EngineParams) -> None:
+                 embedder: Embedder, model: ModelInUse, params: EngineParams) -> None:
         self._root = root
         self._rules = rules
         self._catalog = catalog
         self._store = store
         self._embedder = embedder
+        self._model = model
         self._params = params
         self._language_cache: tuple[int, JSON] | None = None
 
@@ -74,24 +70,20 @@ class Status:
                          "by_type": by_type, "decisions": decisions},
             "coverage": coverage,
             "embedder": self._embedder.name,
+            "model": {"setting": self._model.setting, "model": self._model.model,
+                      "reason": self._model.reason},
             "languages": self._languages(records),
         }
 
     def _languages(self, records: dict[str, NoteRecord]) -> JSON:
-        """How much of the vault is not English, judged on up to LANGUAGE_SAMPLE indexed notes
-        spread over it (read from the vault: status must not load the index). Kept until the
-        number of indexed notes changes."""
-        indexed = sorted(p for p, r in records.items() if r.status == "indexed")
+        """How much of the vault is not English, judged on a sample of its indexed notes (read
+        from the vault: status must not load the index). Kept until the number of indexed notes
+        changes."""
+        indexed = [p for p, r in records.items() if r.status == "indexed"]
         cached = self._language_cache
         if cached is not None and cached[0] == len(indexed):
             return cached[1]
-        texts = []
-        for path in indexed[:: max(1, len(indexed) // LANGUAGE_SAMPLE)][:LANGUAGE_SAMPLE]:
-            try:
-                # the body only: parsing the Markdown would cost ~0.7 ms per KB, for nothing
-                texts.append(read_raw_note(self._root, path).body()[:LANGUAGE_CHARS])
-            except (NoteError, NotFound, OSError):
-                continue  # gone or unreadable since it was indexed: judged next time
-        result = languages_json(language_share(texts), self._embedder.name)
+        result = languages_json(sample_languages(self._root, indexed), self._embedder.name,
+                                self._model.setting)
         self._language_cache = (len(indexed), result)
         return result

@@ -32,3 +32,32 @@ def identity_problem(path: Path, embedder_name: str) -> str | None:
 
 def index_exists(path: Path) -> bool:
     return (path / META_FILE).exists()
+
+
+CHOICE_FILE = "vaultmem-model.json"
+
+
+def recorded_choice(path: Path) -> dict[str, str] | None:
+    """The model `auto` chose for the index at `path` and why ({"model", "reason"}), if any."""
+    try:
+        record = json.loads((path / CHOICE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    model, reason = record.get("model"), record.get("reason")
+    if not isinstance(model, str) or not isinstance(reason, str):
+        return None
+    return {"model": model, "reason": reason}
+
+
+def record_choice(path: Path, model: str, reason: str) -> None:
+    """Keep `auto`'s choice beside the index (written whole: a temp file renamed over it)."""
+    path.mkdir(parents=True, exist_ok=True)
+    temp = path / f".{CHOICE_FILE}.tmp"
+    temp.write_text(json.dumps({"model": model, "reason": reason}), encoding="utf-8")
+    temp.replace(path / CHOICE_FILE)
+
+
+def forget_choice(path: Path) -> None:
+    (path / CHOICE_FILE).unlink(missing_ok=True)

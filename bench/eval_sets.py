@@ -1,5 +1,6 @@
-"""The retrieval sets of scripts/eval: LoCoMo conversations written as a vault, and the judged
-query set over the vaultofknowledge vault.
+"""The retrieval sets of scripts/eval: LoCoMo conversations written as a vault, the judged query
+set over the vaultofknowledge vault, and the judged multilingual set over the tldr pages (one vault
+per language, the same questions asked in each).
 
 LoCoMo (`shared/corpora/locomo-dev`) is written the ways people store such a history, one
 folder per conversation (the search filter), in several layouts that differ in the cues a
@@ -23,6 +24,14 @@ CORPORA = REPO.parent / "shared" / "corpora"
 LOCOMO_FILE = CORPORA / "locomo-dev" / "locomo-dev.json"
 VOK_VAULT = CORPORA / "vaultofknowledge" / "vault"
 VOK_QUERIES = REPO / "tests" / "data" / "retrieval" / "vaultofknowledge.json"
+TLDR_CORPUS = CORPORA / "tldr-multilingual"
+TLDR_QUERIES = REPO / "tests" / "data" / "retrieval" / "tldr-multilingual.json"
+
+#: The languages of the tldr set: `TLDR_CORPUS / language` is one vault, the same page at the
+#: same path in each, and every query is written in each.
+TLDR_LANGUAGES = ("en", "ru", "zh", "de", "fr", "es", "ja", "ko")
+#: The tldr query kind whose questions have no answer in the corpus (their `relevant` is empty).
+NO_ANSWER = "no-answer"
 
 #: The conversation kept back from all tuning: its figures are reported apart.
 LOCOMO_HELD_OUT = "conv-41"
@@ -220,6 +229,36 @@ def load_vok(vault: Path | None = None) -> RetrievalSet:
     return RetrievalSet(
         name="vaultofknowledge", vault=vault, queries=queries,
         metric_note="graded judgments (2 relevant, 1 partly); nDCG gain 2^grade - 1",
+    )
+
+
+# ---- the multilingual tldr set --------------------------------------------------------------
+
+
+def load_tldr(language: str, vault: Path | None = None) -> RetrievalSet:
+    """The judged questions over the tldr pages of one language (searched in place, read-only).
+
+    Each query's text is the one written in `language`; its judgments are by path, the same in
+    every language. The questions with no answer in the corpus (group `NO_ANSWER`) are included
+    with an empty `relevant`, for the caller to measure "nothing relevant" on them and to leave
+    them out of the ranking metrics.
+    """
+    if language not in TLDR_LANGUAGES:
+        raise ValueError(f"unknown language {language!r}; one of {', '.join(TLDR_LANGUAGES)}")
+    vault = vault or TLDR_CORPUS / language
+    raw = json.loads(TLDR_QUERIES.read_text(encoding="utf-8"))
+    queries = [
+        Query(
+            id=str(item["id"]), text=str(item["text"][language]), group=str(item["kind"]),
+            split="held-out" if item.get("split") == "test" else "dev",
+            relevant={str(p): int(g) for p, g in item["relevant"].items()},
+        )
+        for item in raw["queries"]
+    ]
+    return RetrievalSet(
+        name=f"tldr-{language}", vault=vault, queries=queries,
+        metric_note="graded judgments by path (2 relevant, 1 partly), the same in every language; "
+                    f"{NO_ANSWER} queries have none",
     )
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from vaultmem.core.relevance import (
+    COSINE_FULL,
+    COSINE_NONE,
     NameMatch,
     evidence,
     name_match,
@@ -43,6 +45,30 @@ CONFIDENCE_DEPTH = 3
 MATCH_THRESHOLD = 0.5
 
 _TERM = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class RankingParams:
+    """Every value of the ranking, in one place (the defaults are the constants above). Search
+    passes the model's cosine calibration; the evaluation switches rules off one at a time
+    (bench/eval_ablation.py)."""
+
+    text_weight: float = TEXT_WEIGHT
+    coverage_power: float = COVERAGE_POWER
+    thread_share: float = THREAD_SHARE  # 0: no thread neighbours
+    thread_decay: float = THREAD_DECAY
+    thread_width: int = THREAD_WIDTH
+    thread_max_chunks: int = THREAD_MAX_CHUNKS
+    name_boost: float = NAME_BOOST  # 0: names do not lift
+    exact_name_first: bool = True
+    confidence_depth: int = CONFIDENCE_DEPTH
+    cosine_none: float = COSINE_NONE  # the model's cosine of unrelated texts (relevance.py)
+    cosine_full: float = COSINE_FULL  # and of texts clearly about the same thing
+    fusion: str = "minmax"  # or "rrf": reciprocal rank fusion of the two rankings
+    rrf_k: float = 60.0
+
+
+DEFAULT_RANKING = RankingParams()
 
 
 class ChunkHit(NamedTuple):
@@ -149,7 +175,7 @@ def _unit(values: Iterable[float]) -> list[float]:
 
 def hybrid_scores(
     signals: Mapping[str, NoteSignals], *, text_weight: float = TEXT_WEIGHT,
-    coverage: Mapping[str, float] | None = None,
+    coverage: Mapping[str, float] | None = None, coverage_power: float = COVERAGE_POWER,
 ) -> dict[str, float]:
     """(1 - w) · min-max cosine + w · BM25 / best BM25 · coverage^p, per note, in [0, 1].
 
@@ -168,14 +194,32 @@ def hybrid_scores(
         meaning = (cosine - low) / (high - low) if high > low else (1.0 if cosines else 0.0)
         words = signal.text_score / text_best if text_best > 0 else 0.0
         if coverage is not None:
-            words *= coverage.get(path, 0.0) ** COVERAGE_POWER
+            words *= coverage.get(path, 0.0) ** coverage_power
         scores[path] = (1.0 - text_weight) * meaning + text_weight * words
+    return scores
+
+
+def rrf_scores(
+    signals: Mapping[str, NoteSignals], *, text_weight: float, coverage: Mapping[str, float],
+    coverage_power: float, k: float,
+) -> dict[str, float]:
+    """Weighted reciprocal rank fusion of the notes' order by cosine and by words (BM25 ·
+    coverage^p), scaled so the best possible note scores 1."""
+    by_meaning = sorted((p for p, s in signals.items() if s.cosine is not None),
+                        key=lambda p: -(signals[p].cosine or 0.0))
+    words = {p: s.text_score * coverage.get(p, 0.0) ** coverage_power
+             for p, s in signals.items() if s.text_score > 0}
+    by_words = sorted((p for p in words if words[p] > 0), key=lambda p: -words[p])
+    scores = dict.fromkeys(signals, 0.0)
+    for ranking, weight in ((by_meaning, 1.0 - text_weight), (by_words, text_weight)):
+        for place, path in enumerate(ranking):
+            scores[path] += weight * (k + 1) / (k + 1 + place)
     return scores
 
 
 def rank_notes(
     signals: Mapping[str, NoteSignals], context: QueryContext, *,
-    text_weight: float = TEXT_WEIGHT, limit: int | None = None,
+    params: RankingParams = DEFAULT_RANKING, limit: int | None = None,
 ) -> list[NoteMatch]:
     """The `limit` best notes (all by default), best first; relevance in [0, 1] on the scale
     documented in docs/protocol.md."""
@@ -185,17 +229,25 @@ def rank_notes(
         p: word_evidence(context.query, " ".join([s.words_text, *context.names.get(p, ())]))
         for p, s in signals.items() if s.text_score > 0
     }
-    scores = hybrid_scores(signals, text_weight=text_weight, coverage=coverage)
+    if params.fusion == "rrf":
+        scores = rrf_scores(signals, text_weight=params.text_weight, coverage=coverage,
+                            coverage_power=params.coverage_power, k=params.rrf_k)
+    else:
+        scores = hybrid_scores(signals, text_weight=params.text_weight, coverage=coverage,
+                               coverage_power=params.coverage_power)
     names = {p: name_match(context.query, context.names.get(p, ())) for p in scores}
-    scores = propagate(scores, context.neighbours, share=THREAD_SHARE, decay=THREAD_DECAY)
-    scores = {p: s * (1.0 + NAME_BOOST * names[p].coverage) for p, s in scores.items()}
-    order = sorted(scores, key=lambda p: (not names[p].exact, -scores[p], p))
+    if params.thread_share > 0:
+        scores = propagate(scores, context.neighbours, share=params.thread_share,
+                           decay=params.thread_decay)
+    scores = {p: s * (1.0 + params.name_boost * names[p].coverage) for p, s in scores.items()}
+    exact = {p: params.exact_name_first and names[p].exact for p in scores}
+    order = sorted(scores, key=lambda p: (not exact[p], -scores[p], p))
     best = max(scores.values())
-    confidence = max(_evidence(p, signals[p], context, names[p])
-                     for p in order[:CONFIDENCE_DEPTH])
+    confidence = max(_evidence(p, signals[p], context, names[p], params)
+                     for p in order[:params.confidence_depth])
     matches = []
     for path in order[:limit]:
-        relative = 1.0 if names[path].exact else (scores[path] / best if best > 0 else 0.0)
+        relative = 1.0 if exact[path] else (scores[path] / best if best > 0 else 0.0)
         chunk = signals[path].best
         matches.append(NoteMatch(
             path=path, relevance=round(relative * confidence, 6),
@@ -205,12 +257,14 @@ def rank_notes(
     return matches
 
 
-def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameMatch) -> float:
+def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameMatch,
+              params: RankingParams) -> float:
     """Absolute evidence that the note matches (1 for a note named exactly as the query)."""
     if name.exact:
         return 1.0
     text = " ".join([signal.best.text, signal.words_text, *context.names.get(path, ())])
-    return evidence(signal.cosine, context.query, text)
+    return evidence(signal.cosine, context.query, text, none=params.cosine_none,
+                    full=params.cosine_full)
 
 
 def snippet(text: str, query: str, *, width: int = 200) -> str:

@@ -211,16 +211,18 @@ def propagate(
 
 # ---- confidence -------------------------------------------------------------------------------
 
-#: all-MiniLM-L6-v2 cosines: below ~0.25 unrelated, above ~0.6 clearly about the same thing.
+#: all-MiniLM-L6-v2 cosines: below ~0.25 unrelated, above ~0.6 clearly about the same thing
+#: (another model brings its own: index/embedders.py `calibration`).
 COSINE_NONE = 0.25
 COSINE_FULL = 0.6
 
 
-def cosine_evidence(cosine: float | None) -> float:
-    """A cosine mapped onto [0, 1]: 0 at COSINE_NONE or below, 1 at COSINE_FULL or above."""
+def cosine_evidence(cosine: float | None, *, none: float = COSINE_NONE,
+                    full: float = COSINE_FULL) -> float:
+    """A cosine mapped onto [0, 1]: 0 at `none` or below, 1 at `full` or above."""
     if cosine is None:
         return 0.0
-    return min(max((cosine - COSINE_NONE) / (COSINE_FULL - COSINE_NONE), 0.0), 1.0)
+    return min(max((cosine - none) / (full - none), 0.0), 1.0)
 
 
 def word_evidence(query: str, text: str) -> float:
@@ -278,9 +280,10 @@ def _fold(text: str) -> str:
     return folded
 
 
-def evidence(cosine: float | None, query: str, text: str) -> float:
+def evidence(cosine: float | None, query: str, text: str, *, none: float = COSINE_NONE,
+             full: float = COSINE_FULL) -> float:
     """Absolute evidence that a note matches the query, in [0, 1]: the stronger of meaning
     and words, each counting alone (an exact keyword with unrelated meaning still counts)."""
-    meaning = cosine_evidence(cosine)
+    meaning = cosine_evidence(cosine, none=none, full=full)
     lexical = word_evidence(query, text)
     return 1.0 - (1.0 - meaning) * (1.0 - lexical)

@@ -14,6 +14,7 @@ from vaultmem.core.memory import ACTIVE
 from vaultmem.core.ranking import (
     MATCH_THRESHOLD,
     Ranked,
+    RankingParams,
     blend_review,
     note_signals,
     rank_notes,
@@ -33,6 +34,7 @@ from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.index import inference
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.index.embedders import cosine_scale
 
 REVIEW_RELEVANCE_FLOOR = 0.3
 # Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
@@ -40,6 +42,14 @@ VECTOR_POOL = 400
 TEXT_POOL = 150
 RERANK_POOL = 50
 NO_FILTERS = SearchFilters()
+
+
+def ranking_for(model_name: str) -> RankingParams:
+    """The ranking's values for a model: its own cosine scale where it has one."""
+    scale = cosine_scale(model_name)
+    if scale is None:
+        return RankingParams()
+    return RankingParams(cosine_none=scale[0], cosine_full=scale[1])
 
 
 class Search:
@@ -53,6 +63,7 @@ class Search:
         self._embedder = embedder
         self.filters = filters
         self._params = params
+        self.ranking = ranking_for(embedder.name)
 
     def related(self, ref: str, *, k: int = 5) -> RelatedResult:
         path = self._note_path(ref)
@@ -91,8 +102,9 @@ class Search:
         vector = inference.shared().submit(inference.QUERY, self._embedder.embed_query, query)
         text_hits = index.text_search(query, TEXT_POOL, paths=allowed)
         vector_hits = index.vector_search(vector.result(), VECTOR_POOL, paths=allowed)
-        signals = note_signals(vector_hits, text_hits)
-        matches = rank_notes(signals, query_context(self._catalog, query, signals),
+        signals = note_signals(vector_hits, text_hits, text_weight=self.ranking.text_weight)
+        context = query_context(self._catalog, query, signals, self.ranking)
+        matches = rank_notes(signals, context, params=self.ranking,
                              limit=max(RERANK_POOL, top_k * 5))
         matches = [m for m in matches if m.relevance >= min_relevance]
         records = self._catalog.records_for(m.path for m in matches)

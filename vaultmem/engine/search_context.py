@@ -9,24 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from vaultmem.core.ranking import THREAD_MAX_CHUNKS, THREAD_WIDTH, NoteSignals, QueryContext
+from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
 from vaultmem.index.catalog import Catalog
 
 
 def query_context(
-    catalog: Catalog, query: str, signals: Mapping[str, NoteSignals]
+    catalog: Catalog, query: str, signals: Mapping[str, NoteSignals],
+    params: RankingParams = DEFAULT_RANKING,
 ) -> QueryContext:
     """The QueryContext of `signals`' notes."""
     names = catalog.note_names_for(signals)
     threads: dict[tuple[str, str, str], list[str]] = {}
     neighbours = {}
-    for path in signals:
+    for path in signals if params.thread_share > 0 else ():
         key = thread_key(path)
         if key is None:
             continue
         if key not in threads:
             threads[key] = thread_of(
-                catalog.paths_in_folder(key[0], key[1], max_chunks=THREAD_MAX_CHUNKS), key)
-        neighbours[path] = thread_neighbours(threads[key], path, THREAD_WIDTH)
+                catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks), key)
+        neighbours[path] = thread_neighbours(threads[key], path, params.thread_width)
     return QueryContext(query=query, names=names, neighbours=neighbours)

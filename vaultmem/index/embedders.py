@@ -308,6 +308,15 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
     return _prompted(inner, options, files)
 
 
+def cosine_scale(model_name: str) -> tuple[float, float] | None:
+    """(cosine of unrelated texts, cosine of texts clearly about the same thing) for a bundled
+    model whose scale is not all-MiniLM-L6-v2's (core/relevance.py), else None. e5's cosines
+    crowd high: texts with nothing in common still score ~0.8 (docs/benchmarks.md)."""
+    from vaultmem.index.multilingual import COSINE_SCALE, MULTILINGUAL_NAME
+
+    return COSINE_SCALE if model_name.startswith(MULTILINGUAL_NAME) else None
+
+
 def _multilingual(options: EmbedderOptions | None) -> Embedder:
     """The bundled multilingual model runs on the ONNX runtime only (its weights are 4-bit)."""
     from vaultmem.index import multilingual

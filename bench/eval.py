@@ -34,6 +34,7 @@ from bench.eval_sets import (
     LAYOUTS,
     LOCOMO_CATEGORIES,
     SESSION_LAYOUT,
+    TLDR_LANGUAGES,
     Query,
     RetrievalSet,
     build_locomo,
@@ -41,9 +42,12 @@ from bench.eval_sets import (
     read_notes,
 )
 from bench.eval_support import CachedEmbedder, mean, table
+from bench.eval_tldr import per_query_rows, run_language
+from bench.eval_tldr import report as report_tldr
 from bench.support import machine_lines, make_app
 from vaultmem.app import App, embedder_options
 from vaultmem.config import Settings
+from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.index.embedders import make_embedder
 
@@ -243,9 +247,29 @@ def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path,
         embedder.save()
 
 
+def run_tldr(args: argparse.Namespace, settings: Settings, work: Path) -> None:
+    """The multilingual set: every language with both bundled models (bench/eval_tldr.py)."""
+    embedders = {}
+    for model in ("english", "multilingual"):
+        real = make_embedder(model, embedder_options(settings))
+        embedders[model] = CachedEmbedder(real, args.cache / getattr(real, "runtime", "other"))
+    say("\n== tldr multilingual: the same judged questions in each language's own words over "
+        "that language's pages")
+    results = {}
+    for language in args.language or TLDR_LANGUAGES:
+        results[language] = run_language(language, embedders, work, NOW, say)
+        if args.per_query:
+            with args.per_query.open("a", encoding="utf-8") as out:
+                for row in per_query_rows(language, results[language]):
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    report_tldr(results, MATCH_THRESHOLD, say)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--set", choices=("locomo", "vault", "all"), default="all")
+    parser.add_argument("--set", choices=("locomo", "vault", "tldr", "all"), default="all")
+    parser.add_argument("--language", action="append", choices=TLDR_LANGUAGES,
+                        help="tldr: the language(s) to run (default: all eight)")
     parser.add_argument("--split", choices=("dev", "held-out", "all"), default="all",
                         help="which queries to run (reports show dev and held-out apart)")
     parser.add_argument("--no-baselines", action="store_true", help="vaultmem only")
@@ -286,6 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.per_query:
                     write_per_query(args.per_query, data, results)
             summarize(figures)
+        if args.set in ("tldr", "all"):
+            run_tldr(args, settings, work)
         if args.set in ("vault", "all"):
             data = load_vok()
             data.queries = [q for q in data.queries if args.split in ("all", q.split)]

@@ -3,7 +3,8 @@
 Every baseline ranks whole notes of the searched scope (a folder, or the vault):
 
 * `bm25`: textbook Okapi BM25 (k1 1.2, b 0.75) over the note's title and text, lower-cased
-  `\\w+` tokens, no stemming or stop words;
+  `\\w+` tokens (a run of Chinese, Japanese or Korean characters as its two-character words,
+  the usual way to index text without spaces), no stemming or stop words;
 * `dense-note`: cosine of the query to one embedding of the whole note (title + text, cut by the
   model at its input limit);
 * `dense-chunk`: the best cosine among the note's indexed chunks (vaultmem's own vectors);
@@ -20,13 +21,27 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_CJK_RUN = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]+")
 
 Ranking = list[str]
 Scores = dict[str, float]
 
 
 def tokens(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    words = _TOKEN.findall(text.lower())
+    if text.isascii():
+        return words
+    out: list[str] = []
+    for word in words:
+        for piece in re.split(f"({_CJK_RUN.pattern})", word):
+            if not piece:
+                continue
+            if len(piece) > 1 and _CJK_RUN.fullmatch(piece):
+                out.extend(piece[i: i + 2] for i in range(len(piece) - 1))
+            else:
+                out.append(piece)
+    return out
 
 
 class BM25:

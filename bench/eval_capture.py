@@ -53,6 +53,7 @@ class Captured:
     text_hits: list[ChunkHit]
     context: QueryContext
     query_vector: list[float] = field(default_factory=list)
+    any_name_context: QueryContext | None = None  # threads of every name (RankingParams)
 
 
 @dataclass
@@ -69,7 +70,10 @@ def rank(captured: Captured, params: RankingParams, k: int = K) -> list[str]:
     """The top-k paths `Search.search` would return with `params`."""
     signals = note_signals(captured.vector_hits, captured.text_hits,
                            text_weight=params.text_weight)
-    return [m.path for m in rank_notes(signals, captured.context, params=params, limit=k)]
+    context = captured.context
+    if params.thread_any_name and captured.any_name_context is not None:
+        context = captured.any_name_context
+    return [m.path for m in rank_notes(signals, context, params=params, limit=k)]
 
 
 def capture(data: RetrievalSet, embedder: CachedEmbedder, work: Path, name: str,
@@ -90,9 +94,11 @@ def capture(data: RetrievalSet, embedder: CachedEmbedder, work: Path, name: str,
             vector_hits = index.vector_search(vector, VECTOR_POOL, paths=allowed)
             signals = note_signals(vector_hits, text_hits)
             context = query_context(app.catalog, query.text, signals)
+            any_name = query_context(app.catalog, query.text, signals,
+                                     RankingParams(thread_any_name=True))
             fold = (fold_of or {}).get(query.id, query.folder or data.name)
             out.append(Captured(query, fold, list(vector_hits), list(text_hits), context,
-                                [float(v) for v in vector]))
+                                [float(v) for v in vector], any_name))
         return CapturedSet(name, out)
     finally:
         app.close()

@@ -59,6 +59,7 @@ class RankingParams:
     thread_decay: float = THREAD_DECAY
     thread_width: int = THREAD_WIDTH
     thread_max_chunks: int = THREAD_MAX_CHUNKS
+    thread_any_name: bool = False  # every note of a folder in name order, numbered or not
     name_boost: float = NAME_BOOST  # 0: names do not lift
     exact_name_first: bool = True
     confidence_depth: int = CONFIDENCE_DEPTH

@@ -149,12 +149,14 @@ def _name_parts(name: str) -> tuple[str, frozenset[str], frozenset[str]]:
 
 
 @functools.lru_cache(maxsize=65536)
-def thread_key(path: str) -> tuple[str, str, str] | None:
+def thread_key(path: str, *, any_name: bool = False) -> tuple[str, str, str] | None:
     """(folder, leading date or "", series) of a numbered note, else None. A note belongs to a
     thread when its name, a leading date aside, holds a sequence number; the words before
     that number name the series (`Session 3 – turn 12` and `Session 4 – turn 1` are one
     thread, `Free Will 3` and `Cryptocurrencies 4` two)."""
     folder, _, name = path.rpartition("/")
+    if any_name:  # every note of a folder, in the order Obsidian's file list shows
+        return folder, "", ""
     stem = name[: name.rfind(".")] if "." in name[1:] else name
     found = _THREAD_DATE.match(stem)
     day, rest = (found.group(1), stem[found.end():]) if found else ("", stem)
@@ -171,9 +173,11 @@ def natural_key(path: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((1, int(part)) if i % 2 else (0, part) for i, part in enumerate(parts))
 
 
-def thread_of(folder_paths: Iterable[str], key: tuple[str, str, str]) -> list[str]:
+def thread_of(folder_paths: Iterable[str], key: tuple[str, str, str], *,
+              any_name: bool = False) -> list[str]:
     """The notes of one thread among a folder's notes, in natural name order."""
-    return sorted((p for p in folder_paths if thread_key(p) == key), key=natural_key)
+    return sorted((p for p in folder_paths if thread_key(p, any_name=any_name) == key),
+                  key=natural_key)
 
 
 def thread_neighbours(

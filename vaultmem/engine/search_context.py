@@ -23,11 +23,12 @@ def query_context(
     threads: dict[tuple[str, str, str], list[str]] = {}
     neighbours = {}
     for path in signals if params.thread_share > 0 else ():
-        key = thread_key(path)
+        key = thread_key(path, any_name=params.thread_any_name)
         if key is None:
             continue
         if key not in threads:
             threads[key] = thread_of(
-                catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks), key)
+                catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks), key,
+                any_name=params.thread_any_name)
         neighbours[path] = thread_neighbours(threads[key], path, params.thread_width)
     return QueryContext(query=query, names=names, neighbours=neighbours)

@@ -19,7 +19,8 @@ chunks after those searches (the second figure 6a: that index was built here, no
 daemon), touch, edit on disk to searchable, idle CPU, RSS, and search after 1,000 edits against
 a fresh copy.
 
-Each model runtime named by --runtimes (default: onnx and torch, the same run) indexes the
+Each model runtime named by --runtimes (default: onnx and torch, the same run; `multilingual`:
+the bundled multilingual model, with a generated vault of its own vectors) indexes the
 corpus sample itself (its indexing throughput and RSS) and gets its own copy of the generated
 vault and index for the rest; the summary puts the runtimes side by side.
 
@@ -53,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.eval_sets import VOK_VAULT
 from bench.support import (
     PoolEmbedder,
     Stopwatch,
@@ -75,11 +77,13 @@ from tests.harness.daemon import REAL_MODEL, REPO, DaemonProcess
 from tests.harness.measure import cpu_seconds, memory_mb
 from tests.harness.queries import QUERIES
 from vaultmem.api.client import Client
+from vaultmem.app import embedder_options
+from vaultmem.config import Settings
 from vaultmem.errors import VaultmemError
 from vaultmem.index.base import SCHEMA_VERSION
-from vaultmem.index.embedders import SentenceTransformerEmbedder
+from vaultmem.index.embedders import SentenceTransformerEmbedder, make_embedder
 
-CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
+CORPUS = VOK_VAULT
 TARGETS = {"edit_p95": 0.5, "search_p50": 0.020, "touch_p50": 0.010, "churn": 1.5,
            "rss_index_mb": 350.0, "rss_edits_mb": 450.0, "idle_pct": 1.0, "cold_s": 1.5,
            "throughput": 0.9}
@@ -110,12 +114,23 @@ def other_benchmark() -> bool:
 # ---- a daemon process -----------------------------------------------------------------------
 
 
+#: --runtimes names a runtime of the English model, or `multilingual`: the bundled
+#: multilingual model (on the ONNX runtime, its only one)
+MULTILINGUAL = "multilingual"
+
+
+def model_of(runtime: str) -> str:
+    return MULTILINGUAL if runtime == MULTILINGUAL else "english"
+
+
 def service_daemon(vault: Path, data: Path, log: Path, runtime: str) -> DaemonProcess:
     """A daemon as the service units start it: the real model on `runtime`, the daemon's
     default settings and log level; its output appended to `log`."""
-    return DaemonProcess(vault, data, settings=REAL_MODEL, output=log, log_level=None,
+    settings = {**REAL_MODEL, "VAULTMEM_EMBEDDING_MODEL": model_of(runtime)}
+    return DaemonProcess(vault, data, settings=settings, output=log, log_level=None,
                          client_timeout=120, PYTHONUNBUFFERED="1",
-                         VAULTMEM_EMBEDDING_RUNTIME=runtime)
+                         VAULTMEM_EMBEDDING_RUNTIME="onnx" if runtime == MULTILINGUAL
+                         else runtime)
 
 
 def start(daemon: DaemonProcess) -> tuple[float, dict[str, Any]]:
@@ -204,13 +219,15 @@ class Synthetic:
 
 
 def build_vault(tmp: Path, pool: list[PoolChunk], vectors: np.ndarray, chunks: int,
-                memories: int) -> Synthetic:
+                memories: int, model: str = "english") -> Synthetic:
     generator = VaultGenerator(pool, seed=chunks)
     notes = generator.notes(chunks, memories, now_utc())
     vault, data = tmp / "vault", tmp / "data"
     generator.write(vault, notes)
     # the real model's identity (its name; the model itself is never loaded here)
-    embedder = PoolEmbedder(SentenceTransformerEmbedder(), [c.text for c in pool], vectors)
+    real = (make_embedder(MULTILINGUAL, embedder_options(Settings())) if model == MULTILINGUAL
+            else SentenceTransformerEmbedder())
+    embedder = PoolEmbedder(real, [c.text for c in pool], vectors)
     watch = Stopwatch()
     app = make_app(vault, data, embedder)
     report = app.sync.reindex()
@@ -500,7 +517,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="vaultmem daemon benchmark (over the socket)")
     parser.add_argument("--quick", action="store_true", help="smoke run (~2-3 min)")
     parser.add_argument("--runtimes", default="onnx,torch",
-                        help="model runtimes to measure side by side (default: onnx,torch)")
+                        help="model runtimes to measure side by side (default: onnx,torch); "
+                             "multilingual: the bundled multilingual model (onnx)")
     parser.add_argument("--churn", type=int, help="edits in the churn (default 1000; quick 60)")
     parser.add_argument("--chunks", type=int, help="generated vault size (default 10000; quick "
                         "1500)")
@@ -585,16 +603,20 @@ def same_schema(tree: Path) -> None:
 
 def measure_all(tmp: Path, args: argparse.Namespace, runs: dict[str, Figures]) -> None:
     """Section 0 for every runtime, then every runtime's daemons on its copy of the vault."""
-    material: tuple[list[PoolChunk], np.ndarray] | None = None
+    material: dict[str, tuple[list[PoolChunk], np.ndarray]] = {}
     for runtime, figures in runs.items():
         section(f"0. [{runtime}] a corpus sample indexed by a daemon")
         got = real_index(tmp, args.pool_notes, figures, runtime)
-        material = material or got
-    assert material is not None
-    section("0. material: a generated vault from the first runtime's chunks and vectors")
-    syn = build_vault(tmp, *material, args.chunks, args.memories)
+        material.setdefault(model_of(runtime), got)
+    generated = {}
+    for model, (pool, vectors) in material.items():
+        section(f"0. material: a generated vault from the {model} model's first runtime's "
+                "chunks and vectors")
+        generated[model] = build_vault(tmp / f"generated-{model}", pool, vectors, args.chunks,
+                                       args.memories, model)
     copies = {}
-    for runtime in runs:  # every runtime starts from the same vault and index
+    for runtime in runs:  # every runtime of a model starts from the same vault and index
+        syn = generated[model_of(runtime)]
         place = tmp / runtime
         for part in ("vault", "data"):
             shutil.copytree(getattr(syn, part), place / part)
@@ -673,10 +695,15 @@ def summary(runs: dict[str, Figures]) -> None:
     names = list(runs)
     base = runs.get("torch")
     for runtime, figures in runs.items():
-        if base is not None and runtime != "torch" and base.throughput:
+        if base is not None and runtime not in ("torch", MULTILINGUAL) and base.throughput:
             ratio = figures.throughput / base.throughput
             figures.add("8. indexing throughput / torch's (same run)", f"{ratio:.2f}x",
                         f">= {TARGETS['throughput']}x", verdict(ratio >= TARGETS["throughput"]))
+    english = runs.get("onnx")
+    if MULTILINGUAL in runs and english is not None and english.throughput:
+        ratio = runs[MULTILINGUAL].throughput / english.throughput
+        runs[MULTILINGUAL].add("8. indexing throughput / the English model's on onnx",
+                               f"{ratio:.2f}x", ">= 0.5x", verdict(ratio >= 0.5))
     rows: dict[str, dict[str, str]] = {}
     targets: dict[str, str] = {}
     for runtime, figures in runs.items():

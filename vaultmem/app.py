@@ -52,10 +52,17 @@ from vaultmem.engine.updates import UpdateParams, Updates
 from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane
+from vaultmem.errors import InvalidInput
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import EmbedderOptions, make_embedder
-from vaultmem.index.identity import identity_problem, index_exists, record_choice, recorded_choice
+from vaultmem.index.identity import (
+    forget_choice,
+    identity_problem,
+    index_exists,
+    record_choice,
+    recorded_choice,
+)
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:
@@ -291,6 +298,16 @@ def resolve_model(settings: Settings, root: Path, rules: IgnoreRules,
     if choice.settled:
         record_choice(index_path, choice.model, choice.reason)
     return ModelInUse(setting, choice.model, choice.reason)
+
+
+def forget_model_choice(settings: Settings) -> None:
+    """`vaultmem reindex --choose-model`: forget `auto`'s recorded choice, so the next App
+    built for the vault chooses again (a change of model then rebuilds the index)."""
+    if settings.embedding_model != AUTO_MODEL:
+        raise InvalidInput(
+            "--choose-model applies to embedding_model = auto; this vault's model is set to "
+            f"{settings.embedding_model!r} in the configuration")
+    forget_choice(settings.vault_data_dir() / "lance")
 
 
 def build_app(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 import click
 
-from vaultmem.config import AUTO_MODEL, Settings, VaultPaths, load_settings, vault_paths
+from vaultmem.config import Settings, VaultPaths, load_settings, vault_paths
 from vaultmem.errors import DaemonError, InvalidInput
 
 if TYPE_CHECKING:
@@ -66,18 +66,14 @@ class Context:
     def choose_model_again(self) -> None:
         """Forget the model `auto` chose for this vault's index, so that this command chooses
         again. Not while a daemon serves the vault: it keeps its model while it runs."""
+        from vaultmem.app import forget_model_choice
         from vaultmem.daemon.lock import is_held
-        from vaultmem.index.identity import forget_choice
 
-        if self.settings.embedding_model != AUTO_MODEL:
-            raise InvalidInput(
-                "--choose-model applies to embedding_model = auto; this vault's model is set "
-                f"to {self.settings.embedding_model!r} in the configuration")
         if is_held(self.paths.data_dir / "daemon.lock"):
             raise InvalidInput(
                 "a daemon serves this vault and keeps its model while it runs: stop it, run "
                 "`vaultmem reindex --choose-model`, then start it again")
-        forget_choice(self.paths.data_dir / "lance")
+        forget_model_choice(self.settings)
 
     def check_writes_at_now(self, writes: bool, allowed: bool) -> None:
         """--now is a what-if: a command that writes (`--apply`, a promote or a merge) would

@@ -33,45 +33,49 @@ _CJK_WEIGHT = 3
 #: any other language has (a short line).
 _MIN_HITS = 2
 
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 _FUNCTION_WORDS: dict[str, frozenset[str]] = {
-    "en": frozenset(
+    "en": _words(
         "the and of to is in it that for you was with on as are be this have not but at by "
         "from or an they which we can if will there what all would when your has how into "
-        "than then them these their its".split()),
-    "de": frozenset(
+        "than then them these their its"),
+    "de": _words(
         "der die das und ist nicht mit ein eine einen einem einer den dem des zu auf sich "
         "auch im für von wird werden oder wie aus bei nach kann sind als zum zur über alle "
-        "sie wenn nur noch durch diese dieser".split()),
-    "fr": frozenset(
+        "sie wenn nur noch durch diese dieser"),
+    "fr": _words(
         "le la les des du une est et dans pour avec qui que pas sur sont un au aux ce cette "
-        "ces il elle ou par plus être peut tous tout leur leurs vers comme sans".split()),
-    "es": frozenset(
+        "ces il elle ou par plus être peut tous tout leur leurs vers comme sans"),
+    "es": _words(
         "el los las del una por con para es se lo como pero al y en un que su sus este esta "
-        "estos más o ser puede todos todo sin sobre entre desde".split()),
-    "pt": frozenset(
+        "estos más o ser puede todos todo sin sobre entre desde"),
+    "pt": _words(
         "os um uma não com do da dos das no na nos nas em para por que se ao é ou seu sua "
-        "este esta isso mais ser pode todos todo sem sobre entre".split()),
-    "it": frozenset(
+        "este esta isso mais ser pode todos todo sem sobre entre"),
+    "it": _words(
         "il di che non per sono della del dei delle una un lo gli le è e in con su da al "
-        "alla questo questa più essere può tutti tutto senza".split()),
-    "nl": frozenset(
+        "alla questo questa più essere può tutti tutto senza"),
+    "nl": _words(
         "het een niet van zijn ook wat dat op met voor dit deze die er aan bij naar om of "
-        "uit worden wordt kan alle zonder".split()),
-    "sv": frozenset(
+        "uit worden wordt kan alle zonder"),
+    "sv": _words(
         "och att det som en ett är av för med till på den inte har från eller om kan alla "
-        "utan vid sig dessa denna".split()),
-    "da": frozenset(
+        "utan vid sig dessa denna"),
+    "da": _words(
         "og at det som en et er af for med til på den ikke har fra eller om kan alle uden "
-        "ved sig disse denne".split()),
-    "no": frozenset(
+        "ved sig disse denne"),
+    "no": _words(
         "og at det som en et er av for med til på den ikke har fra eller om kan alle uten "
-        "ved seg disse denne".split()),
-    "fi": frozenset(
+        "ved seg disse denne"),
+    "fi": _words(
         "ja on ei että se tai kun mutta myös joka jos niin kuin tämä nämä ovat olla voi "
-        "kaikki ilman".split()),
-    "pl": frozenset(
+        "kaikki ilman"),
+    "pl": _words(
         "i w nie na się z do że jest to jak po od o za czy ale przez dla są może wszystkie "
-        "bez oraz lub ten ta te".split()),
+        "bez oraz lub ten ta te"),
 }
 # Letters only some of the Latin-script languages use: a weak hint, for ties.
 _LETTERS = {

@@ -10,6 +10,8 @@ from typing import NamedTuple
 
 from vaultmem.core.relevance import (
     NameMatch,
+    WordKeys,
+    english_keys,
     evidence,
     name_match,
     propagate,
@@ -88,11 +90,13 @@ class NoteSignals(NamedTuple):
 @dataclass(frozen=True)
 class QueryContext:
     """What ranking needs to know beyond the hits: each candidate's names (file name, title,
-    aliases) and its thread neighbours (path, places away)."""
+    aliases), its thread neighbours (path, places away) and how words are compared in the
+    vault's languages (core/relevance.py's `WordKeys`)."""
 
     query: str
     names: Mapping[str, Sequence[str]] = field(default_factory=dict)
     neighbours: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
+    keys: WordKeys = english_keys
 
 
 def note_signals(
@@ -182,11 +186,13 @@ def rank_notes(
     if not signals:
         return []
     coverage = {
-        p: word_evidence(context.query, " ".join([s.words_text, *context.names.get(p, ())]))
+        p: word_evidence(context.query, " ".join([s.words_text, *context.names.get(p, ())]),
+                         context.keys)
         for p, s in signals.items() if s.text_score > 0
     }
     scores = hybrid_scores(signals, text_weight=text_weight, coverage=coverage)
-    names = {p: name_match(context.query, context.names.get(p, ())) for p in scores}
+    names = {p: name_match(context.query, context.names.get(p, ()), context.keys)
+             for p in scores}
     scores = propagate(scores, context.neighbours, share=THREAD_SHARE, decay=THREAD_DECAY)
     scores = {p: s * (1.0 + NAME_BOOST * names[p].coverage) for p, s in scores.items()}
     order = sorted(scores, key=lambda p: (not names[p].exact, -scores[p], p))
@@ -210,7 +216,7 @@ def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameM
     if name.exact:
         return 1.0
     text = " ".join([signal.best.text, signal.words_text, *context.names.get(path, ())])
-    return evidence(signal.cosine, context.query, text)
+    return evidence(signal.cosine, context.query, text, context.keys)
 
 
 def snippet(text: str, query: str, *, width: int = 200) -> str:

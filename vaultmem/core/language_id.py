@@ -9,8 +9,8 @@ nothing to tell by (a list of names, code) is "" (unknown), which the index trea
 English, today's analysis.
 
 Measured on 376 documentation pages in each of eight languages (bench/eval_analysis.py):
-every page right but two English ones (unknown); a page's one-line description right in
-94-100 % of them, the rest mostly unknown (docs/benchmarks.md). A bundled statistical
+every page right but 9 of 3,008 (unknown); a page's one-line description right in 93-100 %
+of them, the rest unknown but 2 (docs/benchmarks.md). A bundled statistical
 identifier (py3langid) was as accurate on pages but took ~2.4 s and ~105 MB to load.
 """
 
@@ -29,9 +29,11 @@ _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`|\{\{.*?\}\}|<?https?://\S+|\[\[.
 _WORD = re.compile(r"[^\W\d_]+")
 #: CJK letters tell more per character than alphabetic ones (a Chinese word is ~2 of them).
 _CJK_WEIGHT = 3
-#: A Latin-script language is named on this many of its function words, or on one more than
-#: any other language has (a short line).
-_MIN_HITS = 2
+#: A Latin-script language is named on this many of its function words (each counted once:
+#: `com`, `os` or `non` repeated in an English note is one word), or, in a short line, on one
+#: more than any other language has.
+_MIN_HITS = 3
+_SHORT = 8
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -50,14 +52,14 @@ _FUNCTION_WORDS: dict[str, frozenset[str]] = {
         "le la les des du une est et dans pour avec qui que pas sur sont un au aux ce cette "
         "ces il elle ou par plus être peut tous tout leur leurs vers comme sans"),
     "es": _words(
-        "el los las del una por con para es se lo como pero al y en un que su sus este esta "
-        "estos más o ser puede todos todo sin sobre entre desde"),
+        "el los las del una por con para es se lo como pero y en un que su sus este esta "
+        "estos más ser puede todos todo sin sobre entre desde"),
     "pt": _words(
-        "os um uma não com do da dos das no na nos nas em para por que se ao é ou seu sua "
-        "este esta isso mais ser pode todos todo sem sobre entre"),
+        "uma não da dos das na nos nas em para por que se ao é ou seu sua este esta isso mais "
+        "ser pode todos todo sem sobre entre"),
     "it": _words(
-        "il di che non per sono della del dei delle una un lo gli le è e in con su da al "
-        "alla questo questa più essere può tutti tutto senza"),
+        "il di che per sono della del dei delle una un lo gli le è e con su da alla questo "
+        "questa più essere può tutti tutto senza"),
     "nl": _words(
         "het een niet van zijn ook wat dat op met voor dit deze die er aan bij naar om of "
         "uit worden wordt kan alle zonder"),
@@ -137,13 +139,12 @@ def _scripts(text: str) -> Counter[str]:
 
 
 def _latin_language(text: str) -> str:
-    words = [w.casefold() for w in _WORD.findall(text)]
-    hits = Counter({lang: sum(1 for w in words if w in vocabulary)
-                    for lang, vocabulary in _FUNCTION_WORDS.items()})
+    words = {w.casefold() for w in _WORD.findall(text)}
+    hits = Counter({lang: len(words & vocabulary) for lang, vocabulary in _FUNCTION_WORDS.items()})
     letters = Counter(ch for ch in text.casefold() if not ch.isascii())
     ranked = sorted(
         hits, key=lambda lang: (-hits[lang], -sum(letters[c] for c in _LETTERS.get(lang, ""))))
     best, second = ranked[0], ranked[1]
-    if hits[best] >= _MIN_HITS or hits[best] > hits[second]:
+    if hits[best] > hits[second] and (hits[best] >= _MIN_HITS or len(words) < _SHORT):
         return best
     return UNKNOWN

@@ -73,8 +73,10 @@ def test_a_russian_query_finds_its_words_in_other_forms(app: App) -> None:
 
 def test_query_evidence_uses_the_same_analysis(app: App) -> None:
     """The share of a query's words a note holds counts `поездках` in a note's `поездке`."""
-    context = query_context(app.catalog, "поездках", {})
-    assert "поездк" in context.keys("поездках")
+    trip = "Путешествия/Поездка в горы.md"
+    context = query_context(app.catalog, "поездках", {trip: None})  # type: ignore[dict-item]
+    assert "поездк" in context.keys_of(trip)("поездках")
+    assert context.keys_of("Notes/Hiking.md") is english_keys
     assert _top(app, "поездках")[0] == "Путешествия/Поездка в горы.md"
 
 
@@ -94,7 +96,8 @@ def test_an_english_vault_compares_words_as_before(tmp_path: Path) -> None:
     app = _app(tmp_path, english)
     try:
         assert app.catalog.languages() == {"en"}
-        assert query_context(app.catalog, "painting", {}).keys is english_keys
+        context = query_context(app.catalog, "painting", {"Notes/Painting.md": None})  # type: ignore[dict-item]
+        assert context.keys == {} and context.keys_of("Notes/Painting.md") is english_keys
         assert _top(app, "paintings harbour")[0] == "Notes/Painting.md"
     finally:
         app.close()

@@ -90,13 +90,17 @@ class NoteSignals(NamedTuple):
 @dataclass(frozen=True)
 class QueryContext:
     """What ranking needs to know beyond the hits: each candidate's names (file name, title,
-    aliases), its thread neighbours (path, places away) and how words are compared in the
-    vault's languages (core/relevance.py's `WordKeys`)."""
+    aliases), its thread neighbours (path, places away) and how the query's words are compared
+    with each note's in the note's language (core/relevance.py's `WordKeys`; English's for a
+    note not listed)."""
 
     query: str
     names: Mapping[str, Sequence[str]] = field(default_factory=dict)
     neighbours: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
-    keys: WordKeys = english_keys
+    keys: Mapping[str, WordKeys] = field(default_factory=dict)
+
+    def keys_of(self, path: str) -> WordKeys:
+        return self.keys.get(path, english_keys)
 
 
 def note_signals(
@@ -187,11 +191,11 @@ def rank_notes(
         return []
     coverage = {
         p: word_evidence(context.query, " ".join([s.words_text, *context.names.get(p, ())]),
-                         context.keys)
+                         context.keys_of(p))
         for p, s in signals.items() if s.text_score > 0
     }
     scores = hybrid_scores(signals, text_weight=text_weight, coverage=coverage)
-    names = {p: name_match(context.query, context.names.get(p, ()), context.keys)
+    names = {p: name_match(context.query, context.names.get(p, ()), context.keys_of(p))
              for p in scores}
     scores = propagate(scores, context.neighbours, share=THREAD_SHARE, decay=THREAD_DECAY)
     scores = {p: s * (1.0 + NAME_BOOST * names[p].coverage) for p, s in scores.items()}
@@ -216,7 +220,7 @@ def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameM
     if name.exact:
         return 1.0
     text = " ".join([signal.best.text, signal.words_text, *context.names.get(path, ())])
-    return evidence(signal.cosine, context.query, text, context.keys)
+    return evidence(signal.cosine, context.query, text, context.keys_of(path))
 
 
 def snippet(text: str, query: str, *, width: int = 200) -> str:

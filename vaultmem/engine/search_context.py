@@ -1,6 +1,6 @@
 """What ranking needs from the catalog for one query: candidates' names, thread neighbours
 (the short numbered notes of a candidate's folder, core/relevance.py) and how words compare
-in the vault's languages (index/analysis.py's `word_keys`).
+in each note's language (index/analysis.py's `word_keys`).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
 plain values.
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from vaultmem.core.ranking import THREAD_MAX_CHUNKS, THREAD_WIDTH, NoteSignals, QueryContext
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
-from vaultmem.index.analysis import word_keys
+from vaultmem.index.analysis import STEMMERS, word_keys
 from vaultmem.index.catalog import Catalog
 
 
@@ -31,5 +31,7 @@ def query_context(
             threads[key] = thread_of(
                 catalog.paths_in_folder(key[0], key[1], max_chunks=THREAD_MAX_CHUNKS), key)
         neighbours[path] = thread_neighbours(threads[key], path, THREAD_WIDTH)
-    return QueryContext(query=query, names=names, neighbours=neighbours,
-                        keys=word_keys(catalog.languages()))
+    keys = {path: word_keys(frozenset({language}))
+            for path, language in catalog.note_languages_for(signals).items()
+            if language in STEMMERS}
+    return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys)

@@ -61,6 +61,7 @@ class Catalog:
         # What every search asks for (its candidates' names, their folders' notes), kept until
         # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`).
         self._names: dict[str, tuple[str, ...]] = {}
+        self._note_languages: dict[str, str] = {}  # filled with the names
         self._folders: dict[tuple[str, str, int | None], tuple[str, ...]] = {}
         self._languages: frozenset[str] | None = None
         self._memo_version = -1
@@ -82,6 +83,7 @@ class Catalog:
         if (version != self._memo_version or len(self._names) > _NAMES_KEPT
                 or len(self._folders) > _FOLDERS_KEPT):
             self._names.clear()
+            self._note_languages.clear()
             self._folders.clear()
             self._languages = None
             self._memo_version = version
@@ -115,6 +117,7 @@ class Catalog:
                 [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
             )
             self._names.clear()
+            self._note_languages.clear()
             self._folders.clear()
             self._languages = None
         self._notify(None, ())
@@ -150,10 +153,19 @@ class Catalog:
                 part = missing[start : start + _PER_QUERY]
                 marks = ", ".join("?" * len(part))
                 rows = self._query(
-                    f"SELECT path, title, aliases FROM notes WHERE path IN ({marks})", tuple(part))
-                for path, title, aliases in rows:
+                    f"SELECT path, title, aliases, language FROM notes WHERE path IN ({marks})",
+                    tuple(part))
+                for path, title, aliases, language in rows:
                     names[path] = names_of(path, title, json.loads(aliases) if aliases else ())
+                    self._note_languages[path] = language
             return {p: names[p] for p in wanted if p in names}
+
+    def note_languages_for(self, paths: Iterable[str]) -> dict[str, str]:
+        """The language of each known path, kept in memory like its names."""
+        wanted = list(dict.fromkeys(paths))
+        with self._lock:
+            self.note_names_for(wanted)
+            return {p: self._note_languages[p] for p in wanted if p in self._note_languages}
 
     def languages(self) -> frozenset[str]:
         """The languages of the indexed notes ("" for notes of unknown language): a query is
@@ -234,6 +246,7 @@ class Catalog:
             )
             for path in (*deletes, *(record.path for record in records)):
                 self._names.pop(path, None)
+                self._note_languages.pop(path, None)
             if records or deletes:
                 self._folders.clear()  # any note may join or leave a listing
                 self._languages = None

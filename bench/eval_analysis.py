@@ -257,11 +257,14 @@ _LOADERS = {
     "sudachipy + core": f"from sudachipy import Dictionary; Dictionary().create().tokenize({_JA})",
     "py3langid": "import py3langid; py3langid.classify('Утилита архивирования')",
 }
+# VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork and exec
 _PROBE = """
-import resource, time
+import time
 start = time.perf_counter()
 {code}
-print(time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+seconds = time.perf_counter() - start
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(seconds, int(peak.split()[1]) / 1024)
 """
 
 

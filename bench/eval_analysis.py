@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import re
 import statistics
 import subprocess
@@ -35,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.eval_baselines import ndcg_at
 from bench.support import machine_lines
 from vaultmem.app import index_options
 from vaultmem.config import Settings
@@ -62,6 +62,7 @@ _EXAMPLE = re.compile(r"^- (.+)$", re.MULTILINE)
 class Query:
     text: str
     relevant: frozenset[str]
+    grades: Mapping[str, int] | None = None  # graded judgments (nDCG), else 1 each
 
 
 def pages(lang: str) -> dict[str, str]:
@@ -138,13 +139,13 @@ def ranking(index: Built, query: str) -> list[str]:
 def scores(index: Built, queries: Sequence[Query]) -> dict[str, float]:
     rr, at1, at5, ndcg = [], [], [], []
     for query in queries:
-        ranks = [i for i, p in enumerate(ranking(index, query.text)) if p in query.relevant]
+        ranked = ranking(index, query.text)
+        ranks = [i for i, p in enumerate(ranked) if p in query.relevant]
         first = ranks[0] + 1 if ranks else 0
         rr.append(1 / first if first else 0.0)
         at1.append(float(first == 1))
         at5.append(float(0 < first <= 5))
-        ideal = sum(1 / math.log2(i + 2) for i in range(min(5, len(query.relevant))))
-        ndcg.append(sum(1 / math.log2(r + 2) for r in ranks if r < 5) / ideal)
+        ndcg.append(ndcg_at(ranked, query.grades or dict.fromkeys(query.relevant, 1), 5))
     return {"nDCG@5": statistics.fmean(ndcg), "MRR": statistics.fmean(rr),
             "R@1": statistics.fmean(at1), "R@5": statistics.fmean(at5)}
 
@@ -290,9 +291,9 @@ def judged_queries(path: Path) -> dict[str, list[Query]]:
     for item in data["queries"]:
         if item.get("split", "dev") != "dev" or not item.get("relevant"):
             continue
-        relevant = frozenset(item["relevant"])
+        grades = {path: int(grade) for path, grade in dict(item["relevant"]).items()}
         for lang, text in item["text"].items():
-            out.setdefault(lang, []).append(Query(text, relevant))
+            out.setdefault(lang, []).append(Query(text, frozenset(grades), grades))
     return out
 
 

@@ -12,8 +12,8 @@ plain whitespace tokenizer:
   (`cjk_terms`): dictionary segmenters (jieba, MeCab, Sudachi, Janome) measured no better on
   the multilingual documentation vault and cost 30-90 MB and up to 2 s to load
   (docs/benchmarks.md);
-* Korean: each word (spaces part Korean words, particles attached) with its particle cut off,
-  beside the bigrams;
+* Korean: each word (spaces part Korean words, particles attached) with its particle or
+  common ending cut off (better than bigrams on the judged questions: docs/benchmarks.md);
 * English and a note of unknown language: the CJK bigrams only, as before: their words are
   searched in `text`, whose English analysis is unchanged.
 
@@ -39,7 +39,7 @@ STEMMERS = {
 }
 #: How the CJK runs of a note in each language are cut into words ("bigram": pairs of
 #: characters, no dictionary; docs/benchmarks.md has the measurements behind each choice).
-SEGMENTERS: dict[str, str] = {"zh": "bigram", "ja": "bigram", "ko": "bigram+strip"}
+SEGMENTERS: dict[str, str] = {"zh": "bigram", "ja": "bigram", "ko": "strip"}
 MAX_TERM_CHARS = 40
 
 # Chinese, Japanese (kana) and Korean (hangul): written without spaces between words.
@@ -107,15 +107,15 @@ def _bigrams(run: str) -> list[str]:
 
 
 def _cjk_words(run: str, method: str) -> list[str]:
-    words: list[str] = []
-    if "bigram" in method:
-        words.extend(_bigrams(run))
-    if "strip" in method and _HANGUL.match(run) and len(run) > 1:
-        words.append(_strip_korean(run))
-    for name in method.split("+"):
-        if name in SEGMENTER_LOADERS:
-            words.extend(w for w in _segmenter(name)(run) if _WORD.search(w))
-    return words
+    """A CJK run's words by `method`; bigrams too where the method has nothing for the run
+    (Han characters in a Korean note)."""
+    stripped = "strip" in method and _HANGUL.match(run) is not None
+    segmented = [w for name in method.split("+") if name in SEGMENTER_LOADERS
+                 for w in _segmenter(name)(run) if _WORD.search(w)]
+    words = _bigrams(run) if "bigram" in method or not (stripped or segmented) else []
+    if stripped:
+        words.append(_strip_korean(run) if len(run) > 1 else run)
+    return words + segmented
 
 
 def _strip_korean(word: str) -> str:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultmem.core.relevance import (
-    _content_stems,
+    _content_keys,
     content_words,
     evidence,
     name_match,
@@ -138,7 +138,7 @@ def test_word_evidence_counts_stems_where_a_longest_first_search_finds_them(
     """word_evidence finds stems by substring search; it must agree with a search for any of
     the query's stems at a word start, longest first."""
     query, text = " ".join(query_words), "".join(text_parts)
-    wanted = _content_stems(query)
+    wanted = frozenset().union(*_content_keys(query))
     longest_first = sorted(wanted, key=lambda s: (-len(s), s))
     pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, longest_first)) + ")")
     expected = len(set(pattern.findall(text.casefold()))) / len(wanted) if wanted else 0.0

@@ -98,11 +98,11 @@ def all_note_paths() -> list[str]:
 def test_too_few_allowed_hits_fall_back_to_the_prefilter(
     index: LanceIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    terms = fts_terms("a the review memory kitten puppy deadline dogs cats")
+    terms = full_text.Terms(fts_terms("a the review memory kitten puppy deadline dogs cats"))
     calls: list[str | None] = []
     original = full_text.hits
 
-    def spy(chunks: object, matrix: VectorMatrix | None, terms: str, k: int,
+    def spy(chunks: object, matrix: VectorMatrix | None, terms: full_text.Terms, k: int,
             where: str | None) -> list:  # type: ignore[type-arg]
         calls.append(where)
         return original(chunks, matrix, terms, k, where)
@@ -122,12 +122,12 @@ def test_a_broad_walk_is_sized_for_the_hits_ranking_needs(
     """A broad filter's full-text walk fetches what BROAD_TEXT_HITS allowed hits need, not the
     whole pool asked for, and does not fall back to the prefilter when it found them."""
     monkeypatch.setattr(full_text, "BROAD_TEXT_HITS", 1)
-    terms = fts_terms("review memory decay kitten puppy deadline")
+    terms = full_text.Terms(fts_terms("review memory decay kitten puppy deadline"))
     paths = set(all_note_paths())
     calls: list[tuple[int, str | None]] = []
     original = full_text.hits
 
-    def spy(chunks: object, matrix: VectorMatrix | None, terms: str, k: int,
+    def spy(chunks: object, matrix: VectorMatrix | None, terms: full_text.Terms, k: int,
             where: str | None) -> list:  # type: ignore[type-arg]
         calls.append((k, where))
         return original(chunks, matrix, terms, k, where)
@@ -185,12 +185,12 @@ def test_hits_read_from_the_matrix_equal_the_table_before_and_after_writes(
         reads: list[bool] = []
         original = full_text._read
 
-        def spy(chunks: object, terms: str, k: int, where: str | None) -> list:  # type: ignore[type-arg]
+        def spy(chunks: object, terms: full_text.Terms, k: int, where: str | None) -> list:  # type: ignore[type-arg]
             reads.append(True)
             return original(chunks, terms, k, where)
 
         def check(query: str) -> list[str]:
-            terms = fts_terms(query)
+            terms = full_text.Terms(fts_terms(query))
             found = idx.text_search(query, 20)
             table = original(idx._chunks, terms, 20, None)
             assert [(h.chunk_id, h.path, h.text, h.score) for h in found] == [

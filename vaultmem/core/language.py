@@ -1,40 +1,22 @@
-"""How much of a vault is not English: the default embedding model understands English only,
-so a vault largely in other languages is better served by a multilingual model.
+"""How much of a vault is not English: the English embedding model understands English only,
+so a vault largely in other languages is better served by the multilingual one.
 
-A text is judged by its letters and its most common words, no dictionary or model: mostly
-non-Latin letters (Cyrillic, Greek, CJK, Arabic, ...) is not English; Latin text is English
-when English function words outnumber those of the other common Latin-script languages.
-Texts with too few letters or words to tell (a link list, a code block) are not counted.
+Each text is judged by core/language_id.py (script first, then function words; code and
+links aside); texts it cannot tell (a link list, a code block) are not counted. A language
+written in letters other than Latin (Cyrillic, CJK, Greek, Arabic, ...) is counted apart:
+the English model reads nothing of it, where it reads German or French words passably.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-MIN_LETTERS = 40
-CJK_WEIGHT = 3  # letters a Chinese, Japanese or Korean character counts for
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-MIN_WORDS = 8
+from vaultmem.core.language_id import LATIN as LATIN_LANGUAGES
+from vaultmem.core.language_id import UNKNOWN, note_language
+
 #: The share of judged texts not in English above which `status` suggests another model.
 NOTICE_SHARE = 0.2
-
-_ENGLISH = frozenset((
-    "the", "and", "of", "to", "is", "in", "it", "that", "for", "you", "was", "with", "on", "as",
-    "are", "be", "this", "have", "not", "but", "at", "by", "from", "or", "an", "they", "which",
-    "we", "can", "if", "will", "there", "what", "all", "would", "when", "your", "has", "how",
-    "i", "my", "a", "so", "do", "about", "into", "than", "then", "them", "these", "their",
-))
-# French, German, Spanish, Portuguese, Italian, Dutch function words that English lacks.
-_OTHER_LATIN = frozenset((
-    "le", "la", "les", "des", "du", "une", "est", "et", "dans", "pour", "avec", "qui", "que",
-    "pas", "sur", "sont", "der", "die", "das", "und", "ist", "nicht", "mit", "ein", "eine",
-    "den", "dem", "zu", "auf", "sich", "auch", "el", "los", "las", "por", "con", "para", "una",
-    "es", "del", "se", "lo", "como", "pero", "os", "um", "uma", "não", "com", "il", "di", "che",
-    "non", "per", "sono", "della", "het", "een", "niet", "van", "zijn", "ook", "wat", "dat",
-))
 
 
 # Embedding models trained on English text only (the default among them): matched in the
@@ -65,35 +47,18 @@ class LanguageShare:
         return self.judged > 0 and self.share >= NOTICE_SHARE
 
 
-# What is not prose: code blocks, inline code, links' targets and bare addresses (a page of
-# commands in Chinese has more Latin letters in its commands than Han ones in its words).
-_NOT_PROSE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`|\]\([^)\s]*\)|<?https?://\S+|\{\{.*?\}\}",
-                        re.DOTALL)
-
-
 ENGLISH, LATIN, OTHER_SCRIPT = "english", "latin", "other script"
 
 
 def judge(text: str) -> str | None:
-    """ENGLISH, LATIN (another language in Latin letters), OTHER_SCRIPT (mostly Cyrillic, CJK,
-    Greek, Arabic, ... letters), or None when the text is too short to tell. Its prose is
-    judged: code, addresses and link targets aside."""
-    text = _NOT_PROSE.sub(" ", text)
-    letters = [ch for ch in text if ch.isalpha()]
-    dense = sum(1 for ch in letters if _CJK.match(ch))  # a CJK character says as much as a word
-    if len(letters) + (CJK_WEIGHT - 1) * dense < MIN_LETTERS:
+    """ENGLISH, LATIN (another language in Latin letters), OTHER_SCRIPT (Cyrillic, CJK,
+    Greek, Arabic, ...), or None when the text does not tell (language_id.note_language)."""
+    language = note_language(text)
+    if language == UNKNOWN:
         return None
-    latin = sum(1 for ch in letters if ch < "\u0250")
-    if latin < len(letters) / 2:
-        return OTHER_SCRIPT
-    words = [w.casefold() for w in _WORD.findall(text)]
-    if len(words) < MIN_WORDS:
-        return None
-    english = sum(1 for w in words if w in _ENGLISH)
-    other = sum(1 for w in words if w in _OTHER_LATIN)
-    if english == other == 0:
-        return None  # names, code, lists: nothing to tell by
-    return ENGLISH if english >= other else LATIN
+    if language == "en":
+        return ENGLISH
+    return LATIN if language in LATIN_LANGUAGES else OTHER_SCRIPT
 
 
 def is_english(text: str) -> bool | None:

@@ -12,6 +12,8 @@ from vaultmem.core.relevance import (
     COSINE_FULL,
     COSINE_NONE,
     NameMatch,
+    WordKeys,
+    english_keys,
     evidence,
     name_match,
     propagate,
@@ -115,11 +117,17 @@ class NoteSignals(NamedTuple):
 @dataclass(frozen=True)
 class QueryContext:
     """What ranking needs to know beyond the hits: each candidate's names (file name, title,
-    aliases) and its thread neighbours (path, places away)."""
+    aliases), its thread neighbours (path, places away) and how the query's words are compared
+    with each note's in the note's language (core/relevance.py's `WordKeys`; English's for a
+    note not listed)."""
 
     query: str
     names: Mapping[str, Sequence[str]] = field(default_factory=dict)
     neighbours: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
+    keys: Mapping[str, WordKeys] = field(default_factory=dict)
+
+    def keys_of(self, path: str) -> WordKeys:
+        return self.keys.get(path, english_keys)
 
 
 def note_signals(
@@ -227,7 +235,8 @@ def rank_notes(
     if not signals:
         return []
     coverage = {
-        p: word_evidence(context.query, " ".join([s.words_text, *context.names.get(p, ())]))
+        p: word_evidence(context.query, " ".join([s.words_text, *context.names.get(p, ())]),
+                         context.keys_of(p))
         for p, s in signals.items() if s.text_score > 0
     }
     if params.fusion == "rrf":
@@ -236,7 +245,8 @@ def rank_notes(
     else:
         scores = hybrid_scores(signals, text_weight=params.text_weight, coverage=coverage,
                                coverage_power=params.coverage_power)
-    names = {p: name_match(context.query, context.names.get(p, ())) for p in scores}
+    names = {p: name_match(context.query, context.names.get(p, ()), context.keys_of(p))
+             for p in scores}
     if params.thread_share > 0:
         scores = propagate(scores, context.neighbours, share=params.thread_share,
                            decay=params.thread_decay)
@@ -264,8 +274,8 @@ def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameM
     if name.exact:
         return 1.0
     text = " ".join([signal.best.text, signal.words_text, *context.names.get(path, ())])
-    return evidence(signal.cosine, context.query, text, none=params.cosine_none,
-                    full=params.cosine_full)
+    return evidence(signal.cosine, context.query, text, context.keys_of(path),
+                    none=params.cosine_none, full=params.cosine_full)
 
 
 def snippet(text: str, query: str, *, width: int = 200) -> str:

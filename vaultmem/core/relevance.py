@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -76,7 +76,11 @@ def _cjk_split(word: str) -> list[str]:
 
 def content_words(text: str) -> list[str]:
     """Words that carry meaning: no stop words, no bare numbers, no one-letter words."""
-    return [w for w in words(text) if w not in STOP_WORDS and len(w) > 1 and not w.isdigit()]
+    return [w for w in words(text) if _is_content(w)]
+
+
+def _is_content(word: str) -> bool:
+    return word not in STOP_WORDS and len(word) > 1 and not word.isdigit()
 
 
 @functools.lru_cache(maxsize=65536)
@@ -91,10 +95,35 @@ def _stem(word: str) -> str:
     return word
 
 
+#: A word as written (lower-cased, accents kept) → the keys it is compared by: the default,
+#: `english_keys`, strips English suffixes; index/analysis.py gives one that also stems in the
+#: vault's other languages, so a Russian query's `заметки` meets a note's `заметках`.
+WordKeys = Callable[[str], tuple[str, ...]]
+
+
+def english_keys(word: str) -> tuple[str, ...]:
+    """The default word keys: the folded word, English suffixes stripped."""
+    return (_stem(_fold(word)),)
+
+
+#: Each content word's keys, one set per distinct word (words with the same keys once).
+_Groups = tuple[frozenset[str], ...]
+
+
 @functools.lru_cache(maxsize=65536)
-def _content_stems(name: str) -> frozenset[str]:
-    """The stemmed content words of a name or a query (cached: both recur across searches)."""
-    return frozenset(_stem(w) for w in content_words(name))
+def _content_keys(text: str, keys: WordKeys = english_keys) -> _Groups:
+    """The keys of a name's or a query's content words (cached: both recur across
+    searches)."""
+    if text.isascii():
+        raw = _WORD.findall(text.casefold())
+    else:
+        lowered = unicodedata.normalize("NFC", text.casefold())
+        raw = [part for word in _WORD.findall(lowered) for part in _cjk_split(word)]
+    groups: dict[frozenset[str], None] = {}
+    for word in raw:
+        if _is_content(_fold(word)):
+            groups[frozenset(keys(word))] = None
+    return tuple(groups)
 
 
 def _normal_name(text: str) -> str:
@@ -113,36 +142,39 @@ class NameMatch:
 _NO_NAME_MATCH = NameMatch(0.0, False)
 
 
-def name_match(query: str, names: Iterable[str]) -> NameMatch:
+def name_match(query: str, names: Iterable[str], keys: WordKeys = english_keys) -> NameMatch:
     """How much of the note's title or an alias the query names."""
-    query_stems, normal_query = _query_name(query)
+    query_keys, normal_query = _query_name(query, keys)
     best, exact = 0.0, False
     for name in names:
-        normal, plain, numbered = _name_parts(name)
+        normal, plain, numbered, every = _name_parts(name, keys)
         if normal_query and normal == normal_query:
             exact = True
-        elif query_stems.isdisjoint(plain) and query_stems.isdisjoint(numbered):
+        elif query_keys.isdisjoint(every):
             continue  # no word in common (most candidates' names): it adds nothing
         # Numbering and dates in a name ("s01", "2023") count only when the query has them.
-        named = numbered & query_stems if numbered else numbered
-        size = len(plain) + len(named)
+        named = sum(1 for group in numbered if not group.isdisjoint(query_keys))
+        size = len(plain) + named
         if size:
-            best = max(best, (len(plain & query_stems) + len(named)) / size)
+            held = sum(1 for group in plain if not group.isdisjoint(query_keys))
+            best = max(best, (held + named) / size)
     return NameMatch(best, exact) if best or exact else _NO_NAME_MATCH
 
 
 @functools.lru_cache(maxsize=1024)
-def _query_name(query: str) -> tuple[frozenset[str], str]:
-    return _content_stems(query), _normal_name(query)
+def _query_name(query: str, keys: WordKeys) -> tuple[frozenset[str], str]:
+    return frozenset().union(*_content_keys(query, keys)), _normal_name(query)
 
 
 @functools.lru_cache(maxsize=65536)
-def _name_parts(name: str) -> tuple[str, frozenset[str], frozenset[str]]:
-    """A name's words as one string (to compare with a query's), its stems without digits
-    and those with (cached: every search asks for each candidate's names)."""
-    stems = _content_stems(name)
-    numbered = frozenset(w for w in stems if any(ch.isdigit() for ch in w))
-    return _normal_name(name), stems - numbered, numbered
+def _name_parts(name: str, keys: WordKeys) -> tuple[str, _Groups, _Groups, frozenset[str]]:
+    """A name's words as one string (to compare with a query's), its words' keys without
+    digits and those with, and all its keys (cached: every search asks for each candidate's
+    names)."""
+    groups = _content_keys(name, keys)
+    numbered = tuple(g for g in groups if any(ch.isdigit() for key in g for ch in key))
+    plain = tuple(g for g in groups if g not in numbered)
+    return _normal_name(name), plain, numbered, frozenset().union(*groups)
 
 
 # ---- threads ----------------------------------------------------------------------------------
@@ -229,49 +261,57 @@ def cosine_evidence(cosine: float | None, *, none: float = COSINE_NONE,
     return min(max((cosine - none) / (full - none), 0.0), 1.0)
 
 
-def word_evidence(query: str, text: str) -> float:
-    """The share of the query's content words (lightly stemmed) that occur in `text`: a stem
-    counts where a word of the text starts with it (`paint` in "paintings")."""
-    wanted, starts, runs = _query_terms(query)
+def word_evidence(query: str, text: str, keys: WordKeys = english_keys) -> float:
+    """The share of the query's content words (lightly stemmed, or by `keys`) that occur in
+    `text`: a key counts where a word of the text starts with it (`paint` in "paintings")."""
+    wanted, starts, runs = _query_terms(query, keys)
     if not wanted:
         return 0.0
     folded = _fold(text)
     found = _at_word_starts(starts, folded)
     # a CJK two-character word counts anywhere in a run (those runs have no word starts)
-    found.update(w for w in runs if w in folded)
-    return len(found) / len(wanted)
+    found.update(i for i, key in runs if key in folded)
+    return len(found) / wanted
 
 
-#: Each stem with the query's longer stems that begin with it (`art`: `artist`).
-_Starts = tuple[tuple[str, tuple[str, ...]], ...]
+#: Each key with its word's place among the query's words and the keys of the query's other
+#: words that begin with it and are longer (`art`: `artist`).
+_Starts = tuple[tuple[int, str, tuple[str, ...]], ...]
 
 
 @functools.lru_cache(maxsize=1024)
-def _query_terms(query: str) -> tuple[frozenset[str], _Starts, frozenset[str]]:
-    """A query's stems, its non-CJK ones as `_Starts`, and its CJK ones (cached: a search
-    asks for the same query's evidence once per candidate note)."""
-    wanted = _content_stems(query)
-    plain = sorted(w for w in wanted if _CJK.search(w) is None)
+def _query_terms(query: str, keys: WordKeys) -> tuple[int, _Starts, tuple[tuple[int, str], ...]]:
+    """How many content words a query has, its non-CJK keys as `_Starts` and its CJK ones
+    (cached: a search asks for the same query's evidence once per candidate note)."""
+    groups = _content_keys(query, keys)
+    plain = [(i, key) for i, group in enumerate(groups) for key in sorted(group)
+             if _CJK.search(key) is None]
     starts = tuple(
-        (stem, tuple(t for t in plain if len(t) > len(stem) and t.startswith(stem)))
-        for stem in plain)
-    return wanted, starts, wanted - frozenset(plain)
+        (i, key, tuple(sorted({other for j, other in plain if j != i and other not in groups[i]
+                               and len(other) > len(key) and other.startswith(key)})))
+        for i, key in plain)
+    runs = tuple((i, key) for i, group in enumerate(groups) for key in sorted(group)
+                 if _CJK.search(key) is not None)
+    return len(groups), starts, runs
 
 
-def _at_word_starts(starts: _Starts, text: str) -> set[str]:
-    """The stems that begin a word of `text`. A word that a longer stem also begins counts
-    for the longer one only (`artist` in "artists" is not `art`). Substring searches, not a
-    regular expression: this runs for every candidate of every search, ~6x faster."""
+def _at_word_starts(starts: _Starts, text: str) -> set[int]:
+    """The words one of whose keys begins a word of `text`. A word of the text that a longer
+    key of another query word also begins counts for that one only (`artist` in "artists" is
+    not `art`). Substring searches, not a regular expression: this runs for every candidate of
+    every search, ~6x faster."""
     found = set()
-    for stem, longer in starts:
-        at = text.find(stem)
+    for place, key, longer in starts:
+        if place in found:
+            continue
+        at = text.find(key)
         while at >= 0:
             before = text[at - 1] if at else " "
             if not (before.isalnum() or before == "_") and not any(
                     text.startswith(other, at) for other in longer):
-                found.add(stem)
+                found.add(place)
                 break
-            at = text.find(stem, at + 1)
+            at = text.find(key, at + 1)
     return found
 
 
@@ -284,10 +324,10 @@ def _fold(text: str) -> str:
     return folded
 
 
-def evidence(cosine: float | None, query: str, text: str, *, none: float = COSINE_NONE,
-             full: float = COSINE_FULL) -> float:
+def evidence(cosine: float | None, query: str, text: str, keys: WordKeys = english_keys, *,
+             none: float = COSINE_NONE, full: float = COSINE_FULL) -> float:
     """Absolute evidence that a note matches the query, in [0, 1]: the stronger of meaning
     and words, each counting alone (an exact keyword with unrelated meaning still counts)."""
     meaning = cosine_evidence(cosine, none=none, full=full)
-    lexical = word_evidence(query, text)
+    lexical = word_evidence(query, text, keys)
     return 1.0 - (1.0 - meaning) * (1.0 - lexical)

@@ -13,11 +13,14 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
+from vaultmem.core.language_id import note_language
 from vaultmem.core.memory import MemoryState, future_problem, is_memory, state_from_fields
 from vaultmem.index.base import NoteRecord
 from vaultmem.vault.notes import Note
 
 INDEXED, SKIPPED, FAILED = "indexed", "skipped", "failed"
+#: A note's language is judged on its text's first characters (a long note: its opening).
+LANGUAGE_CHARS = 6000
 
 
 def note_record(note: Note, chunk_count: int) -> NoteRecord:
@@ -36,7 +39,7 @@ def note_record(note: Note, chunk_count: int) -> NoteRecord:
         title=note.title, tags=tuple(note.tags), aliases=_other_names(note),
         links=tuple(link.target for link in note.links), note_id=note_id,
         status=INDEXED, reason=reason, mtime_ns=note.mtime_ns, size=note.size,
-        chunk_count=chunk_count,
+        chunk_count=chunk_count, language=note_language(note.body[:LANGUAGE_CHARS]),
     )
 
 

@@ -100,7 +100,8 @@ class Search:
         index = self._index()
         # the model embeds the query on its own thread while this one runs the text search
         vector = inference.shared().submit(inference.QUERY, self._embedder.embed_query, query)
-        text_hits = index.text_search(query, TEXT_POOL, paths=allowed)
+        text_hits = index.text_search(query, TEXT_POOL, paths=allowed,
+                                      languages=self._catalog.languages())
         vector_hits = index.vector_search(vector.result(), VECTOR_POOL, paths=allowed)
         signals = note_signals(vector_hits, text_hits, text_weight=self.ranking.text_weight)
         context = query_context(self._catalog, query, signals, self.ranking)

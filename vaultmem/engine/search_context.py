@@ -1,5 +1,6 @@
-"""What ranking needs from the catalog for one query: candidates' names and thread neighbours
-(the short numbered notes of a candidate's folder, core/relevance.py).
+"""What ranking needs from the catalog for one query: candidates' names, thread neighbours
+(the short numbered notes of a candidate's folder, core/relevance.py) and how words compare
+in each note's language (index/analysis.py's `word_keys`).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
 plain values.
@@ -11,6 +12,7 @@ from collections.abc import Mapping
 
 from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
+from vaultmem.index.analysis import STEMMERS, word_keys
 from vaultmem.index.catalog import Catalog
 
 
@@ -31,4 +33,7 @@ def query_context(
                 catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks), key,
                 any_name=params.thread_any_name)
         neighbours[path] = thread_neighbours(threads[key], path, params.thread_width)
-    return QueryContext(query=query, names=names, neighbours=neighbours)
+    keys = {path: word_keys(frozenset({language}))
+            for path, language in catalog.note_languages_for(signals).items()
+            if language in STEMMERS}
+    return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys)

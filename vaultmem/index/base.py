@@ -15,8 +15,9 @@ import numpy.typing as npt
 # name or `title` property, its first heading one of its other names; 6: vaultmem's own sections
 # (banners, Related) are not indexed; 7: a note's short textual property values are among its
 # other names; 8: the embedded title context keeps only the title's word tokens (no dates,
-# numbers or ids)
-SCHEMA_VERSION: int = 8
+# numbers or ids); 9: each note's language in the catalog, the chunks' `terms` column (their
+# words analysed in that language: stemmed, CJK cut into words) in place of `cjk`
+SCHEMA_VERSION: int = 9
 
 Vector = npt.NDArray[np.float32]
 
@@ -71,6 +72,7 @@ class NoteRecord:
     mtime_ns: int
     size: int
     chunk_count: int
+    language: str = ""  # core.language_id.note_language of its text ("" unknown)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from vaultmem.index.base import SCHEMA_VERSION, NoteRecord, names_of
 
 _COLUMNS = (
     "path", "file_hash", "body_hash", "title", "tags", "aliases", "links", "note_id",
-    "status", "reason", "mtime_ns", "size", "chunk_count",
+    "status", "reason", "mtime_ns", "size", "chunk_count", "language",
 )
 _LIST_COLUMNS = {"tags", "aliases", "links"}
 _PER_QUERY = 500  # paths bound in one IN (...): below SQLite's variable limit
@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS notes (
     path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, body_hash TEXT NOT NULL,
     title TEXT NOT NULL, tags TEXT NOT NULL, aliases TEXT NOT NULL, links TEXT NOT NULL,
     note_id TEXT NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL,
-    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, chunk_count INTEGER NOT NULL
+    mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, chunk_count INTEGER NOT NULL,
+    language TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS notes_by_id ON notes(note_id) WHERE note_id != '';
 """
@@ -54,12 +55,15 @@ class Catalog:
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        _drop_older_layout(self._db)
         self._db.executescript(_SCHEMA)
         self._listeners: list[Listener] = []
         # What every search asks for (its candidates' names, their folders' notes), kept until
         # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`).
         self._names: dict[str, tuple[str, ...]] = {}
+        self._note_languages: dict[str, str] = {}  # filled with the names
         self._folders: dict[tuple[str, str, int | None], tuple[str, ...]] = {}
+        self._languages: frozenset[str] | None = None
         self._memo_version = -1
 
     def subscribe(self, listener: Listener) -> None:
@@ -79,7 +83,9 @@ class Catalog:
         if (version != self._memo_version or len(self._names) > _NAMES_KEPT
                 or len(self._folders) > _FOLDERS_KEPT):
             self._names.clear()
+            self._note_languages.clear()
             self._folders.clear()
+            self._languages = None
             self._memo_version = version
 
     def _notify(self, upserts: Sequence[NoteRecord] | None, deletes: Sequence[str]) -> None:
@@ -111,7 +117,9 @@ class Catalog:
                 [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
             )
             self._names.clear()
+            self._note_languages.clear()
             self._folders.clear()
+            self._languages = None
         self._notify(None, ())
 
     # reads --------------------------------------------------------------------------------
@@ -145,10 +153,30 @@ class Catalog:
                 part = missing[start : start + _PER_QUERY]
                 marks = ", ".join("?" * len(part))
                 rows = self._query(
-                    f"SELECT path, title, aliases FROM notes WHERE path IN ({marks})", tuple(part))
-                for path, title, aliases in rows:
+                    f"SELECT path, title, aliases, language FROM notes WHERE path IN ({marks})",
+                    tuple(part))
+                for path, title, aliases, language in rows:
                     names[path] = names_of(path, title, json.loads(aliases) if aliases else ())
+                    self._note_languages[path] = language
             return {p: names[p] for p in wanted if p in names}
+
+    def note_languages_for(self, paths: Iterable[str]) -> dict[str, str]:
+        """The language of each known path, kept in memory like its names."""
+        wanted = list(dict.fromkeys(paths))
+        with self._lock:
+            self.note_names_for(wanted)
+            return {p: self._note_languages[p] for p in wanted if p in self._note_languages}
+
+    def languages(self) -> frozenset[str]:
+        """The languages of the indexed notes ("" for notes of unknown language): a query is
+        analysed in each (index/analysis.py). Kept in memory until a note changes."""
+        with self._lock:
+            self._check_memos()
+            if self._languages is None:
+                rows = self._query(
+                    "SELECT DISTINCT language FROM notes WHERE status = 'indexed'")
+                self._languages = frozenset(row[0] for row in rows)
+            return self._languages
 
     def paths_in_folder(self, folder: str, name_prefix: str = "", *,
                         max_chunks: int | None = None) -> list[str]:
@@ -218,8 +246,10 @@ class Catalog:
             )
             for path in (*deletes, *(record.path for record in records)):
                 self._names.pop(path, None)
+                self._note_languages.pop(path, None)
             if records or deletes:
                 self._folders.clear()  # any note may join or leave a listing
+                self._languages = None
         self._notify(records, deletes)  # outside the lock: listeners may read the catalog
 
     # plumbing -----------------------------------------------------------------------------
@@ -241,6 +271,14 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         self._db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _drop_older_layout(db: sqlite3.Connection) -> None:
+    """A catalog written by an older version without every column: dropped, with its identity,
+    so the index is rebuilt (as for any change of schema)."""
+    present = {row[1] for row in db.execute("PRAGMA table_info(notes)").fetchall()}
+    if present and not set(_COLUMNS) <= present:
+        db.executescript("DROP TABLE IF EXISTS notes; DROP TABLE IF EXISTS meta;")
 
 
 def _storable(path: str) -> bool:

@@ -72,9 +72,9 @@ class ChangePlan:
                 return int(chunk.vector.shape[0])
         return None
 
-    def upsert_chunks(self) -> list[tuple[ChunkRecord, str]]:
-        return [(chunk, searchable_title(record)) for record, chunks in self.upserts
-                for chunk in chunks]
+    def upsert_chunks(self) -> list[tuple[ChunkRecord, str, str]]:
+        return [(chunk, searchable_title(record), record.language)
+                for record, chunks in self.upserts for chunk in chunks]
 
     def rewritten_chunks(self, carried: pa.Table) -> list[pa.Table]:
         """Moved chunks under their new path, and chunks of retitled notes with the new title."""

@@ -1,5 +1,6 @@
-"""Full-text search over the chunks table: LanceDB's BM25 index on chunk text and title (and
-the CJK bigrams, for a query that has some), the hits' chunks from the in-memory matrix.
+"""Full-text search over the chunks table: LanceDB's BM25 indexes on chunk text and title
+(the query's words) and on the chunks' analysed terms (the query's terms in the vault's
+languages, index/analysis.py), the hits' chunks from the in-memory matrix.
 
 LanceDB returns each hit's row id and score; the matrix knows the rows' ids (loaded with the
 vectors, set again after each optimise), so a search reads no column of its hits. A hit on a
@@ -17,6 +18,7 @@ Not locked: LanceIndex calls these holding its lock.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from vaultmem.core.ranking import ChunkHit
@@ -26,15 +28,25 @@ from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 
 with lazy_packages(), deferred_models(), marked_overrides():
     from lancedb.background_loop import LOOP
-    from lancedb.query import FullTextOperator, MultiMatchQuery
+    from lancedb.query import BooleanQuery, FullTextOperator, MatchQuery, MultiMatchQuery, Occur
 
 TITLE_BOOST = 0.5
 BROAD_TEXT_HITS = 50  # allowed full-text hits a broad filter's walk is sized for
 
 
-def search(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
+@dataclass(frozen=True)
+class Terms:
+    """One query for the full-text indexes: its plain words (tables.fts_terms) for `text` and
+    `title`, its analysed terms (analysis.query_terms) for `terms`; a chunk's score is the sum
+    of both matches' BM25."""
+
+    words: str
+    analysed: str = ""
+
+
+def search(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
            paths: Collection[str] | None) -> list[ChunkHit]:
-    """The k best chunks for `terms` (fts_terms), of the notes in `paths` if given."""
+    """The k best chunks for `terms`, of the notes in `paths` if given."""
     notes = matrix.note_count if matrix is not None else 0
     if paths is not None and len(paths) * BROAD_FILTER >= notes > 0:
         return _broad(chunks, matrix, terms, k, paths, notes)
@@ -42,7 +54,7 @@ def search(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
     return hits(chunks, matrix, terms, k, where)
 
 
-def hits(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
+def hits(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
          where: str | None) -> list[ChunkHit]:
     """One full-text query's hits with their texts, read with as little as the matrix allows."""
     if matrix is None:
@@ -69,18 +81,22 @@ async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None) -> 
     return await search.to_arrow()
 
 
-def _full_text_query(terms: str) -> Any:
-    columns, boosts = list(tb.FTS_COLUMNS), [1.0, TITLE_BOOST]
-    if tb.cjk_terms(terms):
-        columns, boosts = [*columns, tb.CJK_COLUMN], [*boosts, 1.0]
-    return MultiMatchQuery(terms, columns, boosts=boosts, operator=FullTextOperator.OR)
+def _full_text_query(terms: Terms) -> Any:
+    words = MultiMatchQuery(terms.words, list(tb.FTS_COLUMNS), boosts=[1.0, TITLE_BOOST],
+                            operator=FullTextOperator.OR)
+    if not terms.analysed:
+        return words
+    analysed = MatchQuery(terms.analysed, tb.TERMS_COLUMN, boost=1.0, fuzziness=0,
+                          max_expansions=50, prefix_length=0, document_granularity=None,
+                          operator=FullTextOperator.OR)
+    return BooleanQuery([(Occur.SHOULD, words), (Occur.SHOULD, analysed)])
 
 
-def _query(chunks: Any, terms: str) -> Any:
+def _query(chunks: Any, terms: Terms) -> Any:
     return chunks.search(_full_text_query(terms), query_type="fts")
 
 
-def _read(chunks: Any, terms: str, k: int, where: str | None) -> list[ChunkHit]:
+def _read(chunks: Any, terms: Terms, k: int, where: str | None) -> list[ChunkHit]:
     """The hits read from the table, texts included (no matrix, or one out of step)."""
     query = _query(chunks, terms).select(["chunk_id", "path", "text", "_score"]).limit(k)
     if where is not None:
@@ -91,7 +107,7 @@ def _read(chunks: Any, terms: str, k: int, where: str | None) -> list[ChunkHit]:
     ]
 
 
-def _broad(chunks: Any, matrix: VectorMatrix | None, terms: str, k: int,
+def _broad(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
            paths: Collection[str], notes: int) -> list[ChunkHit]:
     """A filter that keeps many notes: a list of thousands of paths makes the prefilter cost
     several times the search, so fetch more unfiltered hits and keep the allowed ones; only

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.errors import IndexUnusableError
-from vaultmem.index import full_text
+from vaultmem.index import analysis, full_text
 from vaultmem.index import tables as tb
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
@@ -147,14 +147,15 @@ class LanceIndex:
             return matrix.search(vector, k, paths)
 
     def text_search(
-        self, query: str, k: int, *, paths: Collection[str] | None = None
+        self, query: str, k: int, *, paths: Collection[str] | None = None,
+        languages: Collection[str] = (),
     ) -> list[ChunkHit]:
-        terms = tb.fts_terms(query)
-        if not terms or k <= 0 or (paths is not None and not paths):
+        """The k best chunks by BM25 for `query`'s words, and for its terms as each of
+        `languages` (the vault's notes') analyses them (index/analysis.py)."""
+        words = tb.fts_terms(query)
+        if not words or k <= 0 or (paths is not None and not paths):
             return []
-        cjk = tb.cjk_terms(query)
-        if cjk:  # searched in the CJK column too (see tables.cjk_terms)
-            terms = f"{terms} {cjk}"
+        terms = full_text.Terms(words, analysis.query_terms(query, languages))
         with self._lock, _storage_errors():
             if self._chunks is None:
                 return []
@@ -311,9 +312,14 @@ class LanceIndex:
                 if config.index_type == "FTS"
                 for column in config.columns
             }
-            for column in (*tb.FTS_COLUMNS, tb.CJK_COLUMN):
+            for column in tb.FTS_COLUMNS:
                 if column not in indexed:
                     self._chunks.create_index(column, config=FTS(), replace=True)
+            if tb.TERMS_COLUMN not in indexed:  # analysed already: split on spaces, no more
+                self._chunks.create_index(tb.TERMS_COLUMN, replace=True, config=FTS(
+                    base_tokenizer="whitespace", lower_case=False, stem=False,
+                    remove_stop_words=False, ascii_folding=False,
+                    max_token_length=analysis.MAX_TERM_CHARS * 2))
             self._fts_ready = True
 
     def stats(self) -> dict[str, int]:

@@ -8,17 +8,16 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pyarrow as pa
 
+from vaultmem.index.analysis import note_terms
 from vaultmem.index.base import ChunkRecord, Vector, chunk_id_for
 
 CHUNKS = "chunks"
+#: Indexed with LanceDB's English analysis (lower-cased, accent-folded, stemmed).
 FTS_COLUMNS = ("text", "title")
-#: Indexed, searched only for queries with CJK characters: the chunk's CJK bigrams (see
-#: `cjk_terms`); empty for a chunk without any.
-CJK_COLUMN = "cjk"
-# Chinese, Japanese (kana) and Korean (hangul): written without spaces between words, so the
-# full-text tokenizer would keep a whole sentence as one token that no query matches.
-_CJK = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]+")
+#: Indexed as whitespace-separated terms, no analysis of LanceDB's: the chunk's words as its
+#: note's language analyses them (index/analysis.py: stemmed, CJK cut into words); for an
+#: English note only its CJK bigrams, if any.
+TERMS_COLUMN = "terms"
 
 
 def chunks_schema(dim: int) -> pa.Schema:
@@ -30,7 +29,7 @@ def chunks_schema(dim: int) -> pa.Schema:
             ("heading", pa.string()),
             ("text", pa.string()),
             ("title", pa.string()),
-            (CJK_COLUMN, pa.string()),
+            (TERMS_COLUMN, pa.string()),
             ("vector", pa.list_(pa.float32(), dim)),
         ]
     )
@@ -44,19 +43,19 @@ def vector_dim(schema: pa.Schema) -> int:
     return int(field_type.list_size)
 
 
-def chunks_to_arrow(chunks: Sequence[tuple[ChunkRecord, str]], dim: int) -> pa.Table:
-    """(chunk, note title) pairs as a chunks-table batch."""
+def chunks_to_arrow(chunks: Sequence[tuple[ChunkRecord, str, str]], dim: int) -> pa.Table:
+    """(chunk, note title, note language) triples as a chunks-table batch."""
     vectors = np.zeros((len(chunks), dim), dtype=np.float32)
-    for row, (chunk, _) in enumerate(chunks):
+    for row, (chunk, _, _) in enumerate(chunks):
         vectors[row] = chunk.vector
     columns = {
-        "chunk_id": [chunk.chunk_id for chunk, _ in chunks],
-        "path": [chunk.path for chunk, _ in chunks],
-        "idx": [chunk.index for chunk, _ in chunks],
-        "heading": [chunk.heading for chunk, _ in chunks],
-        "text": [chunk.text for chunk, _ in chunks],
-        "title": [title for _, title in chunks],
-        CJK_COLUMN: [cjk_terms(chunk.text) for chunk, _ in chunks],
+        "chunk_id": [chunk.chunk_id for chunk, _, _ in chunks],
+        "path": [chunk.path for chunk, _, _ in chunks],
+        "idx": [chunk.index for chunk, _, _ in chunks],
+        "heading": [chunk.heading for chunk, _, _ in chunks],
+        "text": [chunk.text for chunk, _, _ in chunks],
+        "title": [title for _, title, _ in chunks],
+        TERMS_COLUMN: [note_terms(chunk.text, language) for chunk, _, language in chunks],
         "vector": vectors_to_arrow(vectors),
     }
     return pa.table(columns, schema=chunks_schema(dim))
@@ -117,15 +116,3 @@ def fts_terms(query: str) -> str:
     ]
     return " ".join(words[:_MAX_TERMS])
 
-
-def cjk_terms(text: str) -> str:
-    """Every run of CJK characters as overlapping two-character words (a lone character as
-    itself), space-separated: "東京で" -> "東京 京で". Bigrams are the usual way to search such
-    text without a dictionary: a query's bigrams meet the text's wherever its words occur."""
-    terms: list[str] = []
-    for run in _CJK.findall(text):
-        if len(run) == 1:
-            terms.append(run)
-        else:
-            terms.extend(run[i : i + 2] for i in range(len(run) - 1))
-    return " ".join(terms)

@@ -41,6 +41,8 @@ from vaultmem.engine.search import TEXT_POOL, VECTOR_POOL
 from vaultmem.engine.search_context import query_context
 
 K = 10
+#: Captured deeper than the search's pools, so wider pools can be measured (`rank`'s `pools`).
+CAPTURE_POOLS = (4 * VECTOR_POOL, 4 * TEXT_POOL)
 
 
 @dataclass
@@ -66,9 +68,11 @@ class CapturedSet:
                 and (split is None or c.query.split == split)]
 
 
-def rank(captured: Captured, params: RankingParams, k: int = K) -> list[str]:
-    """The top-k paths `Search.search` would return with `params`."""
-    signals = note_signals(captured.vector_hits, captured.text_hits,
+def rank(captured: Captured, params: RankingParams, k: int = K,
+         pools: tuple[int, int] = (VECTOR_POOL, TEXT_POOL)) -> list[str]:
+    """The top-k paths `Search.search` would return with `params` (and candidate pools of
+    `pools` chunks by meaning and by words)."""
+    signals = note_signals(captured.vector_hits[:pools[0]], captured.text_hits[:pools[1]],
                            text_weight=params.text_weight)
     context = captured.context
     if params.thread_any_name and captured.any_name_context is not None:
@@ -90,9 +94,9 @@ def capture(data: RetrievalSet, embedder: CachedEmbedder, work: Path, name: str,
                 filters = SearchFilters(folder=query.folder)
                 allowed = app.search.filters.allowed(filters, _NOW, app.store.iter_memories)
             vector = embedder.embed_query(query.text)
-            text_hits = index.text_search(query.text, TEXT_POOL, paths=allowed)
-            vector_hits = index.vector_search(vector, VECTOR_POOL, paths=allowed)
-            signals = note_signals(vector_hits, text_hits)
+            text_hits = index.text_search(query.text, CAPTURE_POOLS[1], paths=allowed)
+            vector_hits = index.vector_search(vector, CAPTURE_POOLS[0], paths=allowed)
+            signals = note_signals(vector_hits, text_hits)  # every captured candidate
             context = query_context(app.catalog, query.text, signals)
             any_name = query_context(app.catalog, query.text, signals,
                                      RankingParams(thread_any_name=True))

@@ -1,7 +1,9 @@
 """The ranking's rules, each switched off in turn, on every fold and every unseen check.
 
     scripts/eval --ablation            capture (cached in bench-out/) and print the table
-    python -m bench.eval_ablation capture | table
+    python -m bench.eval_ablation capture [--languages en,ru] | table
+
+(`--languages`: only these tldr languages, each with the model `auto` picks for its vault.)
 
 The checks: LoCoMo, leave-one-conversation-out (each of the three dev conversations is a fold:
 nothing is tuned on the fold it is measured on, and since no value below is fitted per fold,
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from bench.eval_baselines import METRICS
 from bench.eval_capture import CapturedSet, capture_all, load, rank, save
-from bench.eval_sets import SESSION_LAYOUT
+from bench.eval_sets import SESSION_LAYOUT, TLDR_LANGUAGES
 from bench.eval_support import mean
 from vaultmem.core.ranking import RankingParams
 
@@ -33,6 +35,19 @@ RULES: dict[str, Callable[[RankingParams], RankingParams]] = {
     "thread neighbours (numbered names in name order)": lambda p: replace(p, thread_share=0.0),
     "names lift (title, aliases, short properties)": lambda p: replace(p, name_boost=0.0),
     "a note named exactly as the query first": lambda p: replace(p, exact_name_first=False),
+}
+
+#: Other forms of a rule, each measured against the full ranking as the rules above are.
+VARIANTS: dict[str, Callable[[RankingParams], RankingParams]] = {
+    "threads: any name, every folder": lambda p: replace(p, thread_any_name=True),
+    "threads: any name, folders of >= 50 % short notes": lambda p: replace(
+        p, thread_any_name=True, thread_short_share=0.5),
+    "threads: any name, folders of >= 80 % short notes": lambda p: replace(
+        p, thread_any_name=True, thread_short_share=0.8),
+    "threads: any name, folders of short notes only": lambda p: replace(
+        p, thread_any_name=True, thread_short_share=1.0),
+    "threads: numbered names, folders of >= 80 % short notes": lambda p: replace(
+        p, thread_short_share=0.8),
 }
 
 
@@ -50,8 +65,18 @@ def checks(sets: list[CapturedSet], params: RankingParams) -> dict[str, float]:
             out["vault held-out nDCG@5"] = _metric(data.answerable("held-out"), params, "nDCG@5")
             out["vault dev nDCG@5"] = _metric(data.answerable("dev"), params, "nDCG@5")
         elif kind.startswith("tldr-"):
-            out[f"{kind} ({variant}) nDCG@5"] = _metric(data.answerable(), params, "nDCG@5")
+            out[f"{kind} ({variant}) nDCG@5"] = _metric(
+                data.answerable(), _for_model(params, variant), "nDCG@5")
     return out
+
+
+def _for_model(params: RankingParams, model: str) -> RankingParams:
+    """`params` with the cosine scale of `model`'s vectors, as Search takes it."""
+    from vaultmem.index.multilingual import COSINE_SCALE
+
+    if model != "multilingual":
+        return params
+    return replace(params, cosine_none=COSINE_SCALE[0], cosine_full=COSINE_SCALE[1])
 
 
 def _metric(rows: list, params: RankingParams, metric: str) -> float:
@@ -72,7 +97,8 @@ def table(sets: list[CapturedSet], base: RankingParams,
         deltas = [without[name][c] - full[c] for c in full]
         helps = sum(1 for d in deltas if d < -0.0005)
         hurts = sum(1 for d in deltas if d > 0.0005)
-        lines.append(f"  {i + 1}. without {name}: worse on {helps}, better on {hurts}, "
+        how = "without" if rules is RULES else "with"
+        lines.append(f"  {i + 1}. {how} {name}: worse on {helps}, better on {hurts}, "
                      f"same on {len(deltas) - helps - hurts} of {len(deltas)} checks")
     return "\n".join(lines)
 
@@ -92,14 +118,21 @@ def main(argv: list[str]) -> int:
             embedders[model] = CachedEmbedder(
                 real, Path("bench-out/eval-cache") / getattr(real, "runtime", "other"))
         sets = []
-        for captured in capture_all(embedders):
+        languages = TLDR_LANGUAGES
+        if "--languages" in argv:
+            languages = tuple(argv[argv.index("--languages") + 1].split(","))
+        for captured in capture_all(embedders, languages=languages,
+                                    auto_model_only=languages != TLDR_LANGUAGES):
             print(f"captured {captured.name}: {len(captured.queries)} queries", flush=True)
             sets.append(captured)
         save(sets, CAPTURE)
     sets = load(CAPTURE)
     from vaultmem.engine.search import ranking_for
 
-    print(table(sets, ranking_for("")))
+    base = ranking_for("")
+    print(table(sets, base))
+    print("\nvariants, each in place of the full ranking's form of its rule:")
+    print(table(sets, base, VARIANTS))
     return 0
 
 

@@ -41,6 +41,9 @@ from vaultmem.engine.search import TEXT_POOL, VECTOR_POOL
 from vaultmem.engine.search_context import query_context
 
 K = 10
+#: The thread variants captured, (thread_any_name, thread_short_share): which folders read as
+#: threads, by numbered names or any name, and how short their notes must mostly be.
+THREADS = [(any_name, share) for any_name in (False, True) for share in (0.0, 0.5, 0.8, 1.0)]
 #: Captured deeper than the search's pools, so wider pools can be measured (`rank`'s `pools`).
 CAPTURE_POOLS = (4 * VECTOR_POOL, 4 * TEXT_POOL)
 
@@ -55,7 +58,8 @@ class Captured:
     text_hits: list[ChunkHit]
     context: QueryContext
     query_vector: list[float] = field(default_factory=list)
-    any_name_context: QueryContext | None = None  # threads of every name (RankingParams)
+    # the context under each thread variant (thread_any_name, thread_short_share) of THREADS
+    thread_contexts: dict[tuple[bool, float], QueryContext] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,9 +78,8 @@ def rank(captured: Captured, params: RankingParams, k: int = K,
     `pools` chunks by meaning and by words)."""
     signals = note_signals(captured.vector_hits[:pools[0]], captured.text_hits[:pools[1]],
                            text_weight=params.text_weight)
-    context = captured.context
-    if params.thread_any_name and captured.any_name_context is not None:
-        context = captured.any_name_context
+    variant = (params.thread_any_name, params.thread_short_share)
+    context = captured.thread_contexts.get(variant, captured.context)
     return [m.path for m in rank_notes(signals, context, params=params, limit=k)]
 
 
@@ -98,11 +101,11 @@ def capture(data: RetrievalSet, embedder: CachedEmbedder, work: Path, name: str,
             vector_hits = index.vector_search(vector, CAPTURE_POOLS[0], paths=allowed)
             signals = note_signals(vector_hits, text_hits)  # every captured candidate
             context = query_context(app.catalog, query.text, signals)
-            any_name = query_context(app.catalog, query.text, signals,
-                                     RankingParams(thread_any_name=True))
+            variants = {v: query_context(app.catalog, query.text, signals, RankingParams(
+                thread_any_name=v[0], thread_short_share=v[1])) for v in THREADS}
             fold = (fold_of or {}).get(query.id, query.folder or data.name)
             out.append(Captured(query, fold, list(vector_hits), list(text_hits), context,
-                                [float(v) for v in vector], any_name))
+                                [float(v) for v in vector], variants))
         return CapturedSet(name, out)
     finally:
         app.close()
@@ -111,8 +114,10 @@ def capture(data: RetrievalSet, embedder: CachedEmbedder, work: Path, name: str,
 
 def capture_all(embedders: dict[str, CachedEmbedder], *, sets: Sequence[str] = ("locomo",
                 "vault", "tldr"), languages: Sequence[str] = TLDR_LANGUAGES,
-                layouts: Sequence[str] = LAYOUTS) -> Iterator[CapturedSet]:
-    """Every set captured: LoCoMo and the vault with the English model, tldr with each."""
+                layouts: Sequence[str] = LAYOUTS,
+                auto_model_only: bool = False) -> Iterator[CapturedSet]:
+    """Every set captured: LoCoMo and the vault with the English model, tldr with each (or,
+    `auto_model_only`, with the model `auto` picks for that language's vault)."""
     with tempfile.TemporaryDirectory(prefix="vaultmem-capture-") as tmp:
         work = Path(tmp)
         if "locomo" in sets:
@@ -124,6 +129,8 @@ def capture_all(embedders: dict[str, CachedEmbedder], *, sets: Sequence[str] = (
         if "tldr" in sets:
             for language in languages:
                 for model, embedder in embedders.items():
+                    if auto_model_only and (model == "english") != (language == "en"):
+                        continue
                     yield capture(load_tldr(language), embedder, work,
                                   f"tldr-{language}/{model}")
 

@@ -62,6 +62,8 @@ class RankingParams:
     thread_width: int = THREAD_WIDTH
     thread_max_chunks: int = THREAD_MAX_CHUNKS
     thread_any_name: bool = False  # every note of a folder in name order, numbered or not
+    # a folder reads as a thread only when this share of its notes is short (0: any folder)
+    thread_short_share: float = 0.0
     name_boost: float = NAME_BOOST  # 0: names do not lift
     exact_name_first: bool = True
     confidence_depth: int = CONFIDENCE_DEPTH

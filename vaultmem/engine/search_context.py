@@ -29,11 +29,21 @@ def query_context(
         if key is None:
             continue
         if key not in threads:
-            threads[key] = thread_of(
-                catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks), key,
-                any_name=params.thread_any_name)
+            short = catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks)
+            threads[key] = (thread_of(short, key, any_name=params.thread_any_name)
+                            if _mostly_short(catalog, key, short, params) else [])
         neighbours[path] = thread_neighbours(threads[key], path, params.thread_width)
     keys = {path: word_keys(frozenset({language}))
             for path, language in catalog.note_languages_for(signals).items()
             if language in STEMMERS}
     return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys)
+
+
+def _mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],
+                  params: RankingParams) -> bool:
+    """Whether the folder of `key` reads as a thread: `params.thread_short_share` of its notes
+    (those of its date, for a dated key) are short, like the turns or entries of one log."""
+    if params.thread_short_share <= 0:
+        return True
+    every = catalog.paths_in_folder(key[0], key[1])
+    return bool(every) and len(short) >= params.thread_short_share * len(every)

@@ -180,23 +180,42 @@ def _segmenter(name: str) -> Callable[[str], Iterable[str]]:
 # ---- the word keys ranking compares ---------------------------------------------------------
 
 
+
 @functools.cache
 def word_keys(languages: frozenset[str]) -> Callable[[str], tuple[str, ...]]:
     """For core/relevance.py: a query's or a name's word (lower-cased, not folded) → its keys
     in each of `languages`: English's light suffix strip always (names and code are often
     English), each stemmer's stem besides."""
-    stemmers = [(_SCRIPTS.get(lang, "latin"), _stemmer(lang))
-                for lang in sorted(languages) if lang in STEMMERS]
-    if not stemmers:
+    if not any(lang in STEMMERS for lang in languages):
         return english_keys
+    return _WordKeys(languages)
 
-    @functools.lru_cache(maxsize=65536)
-    def keys(word: str) -> tuple[str, ...]:
+
+class _WordKeys:
+    """`word_keys`' function for languages with stemmers; pickles as its languages (the
+    evaluation keeps query contexts)."""
+
+    def __init__(self, languages: frozenset[str]) -> None:
+        self.languages = languages
+        self._stemmers = [(_SCRIPTS.get(lang, "latin"), _stemmer(lang))
+                          for lang in sorted(languages) if lang in STEMMERS]
+        self._known: dict[str, tuple[str, ...]] = {}
+
+    def __call__(self, word: str) -> tuple[str, ...]:
+        found = self._known.get(word)
+        if found is None:
+            found = self._keys(word)
+            if len(self._known) < 65536:
+                self._known[word] = found
+        return found
+
+    def _keys(self, word: str) -> tuple[str, ...]:
         found = dict.fromkeys(english_keys(word))
         if word.isalpha():
             script = _script(word)
             found.update(dict.fromkeys(_stems(stemmer, [word])[0]
-                                       for of, stemmer in stemmers if of == script))
+                                       for of, stemmer in self._stemmers if of == script))
         return tuple(found)
 
-    return keys
+    def __reduce__(self) -> tuple[Callable[[frozenset[str]], object], tuple[frozenset[str]]]:
+        return word_keys, (self.languages,)

@@ -32,22 +32,24 @@ CAPTURE = Path("bench-out/capture.pkl")
 RULES: dict[str, Callable[[RankingParams], RankingParams]] = {
     "words weighed by the share of the query they cover": lambda p: replace(
         p, coverage_power=0.0),
-    "thread neighbours (numbered names in name order)": lambda p: replace(p, thread_share=0.0),
+    "thread neighbours (folders of mostly short notes, in name order)": lambda p: replace(
+        p, thread_share=0.0),
     "names lift (title, aliases, short properties)": lambda p: replace(p, name_boost=0.0),
     "a note named exactly as the query first": lambda p: replace(p, exact_name_first=False),
 }
 
 #: Other forms of a rule, each measured against the full ranking as the rules above are.
 VARIANTS: dict[str, Callable[[RankingParams], RankingParams]] = {
-    "threads: any name, every folder": lambda p: replace(p, thread_any_name=True),
+    "threads: any name, every folder": lambda p: replace(
+        p, thread_any_name=True, thread_short_share=0.0),
     "threads: any name, folders of >= 50 % short notes": lambda p: replace(
         p, thread_any_name=True, thread_short_share=0.5),
-    "threads: any name, folders of >= 80 % short notes": lambda p: replace(
-        p, thread_any_name=True, thread_short_share=0.8),
     "threads: any name, folders of short notes only": lambda p: replace(
         p, thread_any_name=True, thread_short_share=1.0),
+    "threads: numbered names, every folder (the rule before)": lambda p: replace(
+        p, thread_any_name=False, thread_short_share=0.0),
     "threads: numbered names, folders of >= 80 % short notes": lambda p: replace(
-        p, thread_short_share=0.8),
+        p, thread_any_name=False, thread_short_share=0.8),
 }
 
 

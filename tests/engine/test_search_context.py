@@ -1,11 +1,11 @@
-"""query_context: thread neighbours come from natural name order among one-chunk notes."""
+"""query_context: thread neighbours in natural name order, in folders of mostly one-chunk notes."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tests.index._support import note
-from vaultmem.core.ranking import ChunkHit, NoteSignals, rank_notes
+from vaultmem.core.ranking import ChunkHit, NoteSignals, RankingParams, rank_notes
 from vaultmem.engine.note_records import note_record
 from vaultmem.engine.search_context import query_context
 from vaultmem.index.catalog import Catalog
@@ -16,23 +16,33 @@ def signal(path: str) -> NoteSignals:
     return NoteSignals(path, 0.5, 0.0, ChunkHit(f"{path}#0", path, "text", 0.5))
 
 
-def test_neighbours_follow_natural_order_and_skip_long_and_unnumbered_notes(
+def test_neighbours_follow_natural_order_in_folders_of_mostly_short_notes(
         tmp_path: Path) -> None:
+    """Turns (one chunk each) are read in name order, numbered or not; a folder whose notes are
+    mostly long (sessions, articles) is no thread, nor are its short notes; memories stand
+    alone."""
     catalog = Catalog(tmp_path / "catalog.sqlite3")
     try:
-        short = ["c/Session 1 – turn 2.md", "c/Session 1 – turn 10.md", "c/Session 1 – turn 9.md"]
-        long = ["s/Session 1 – 8 May.md", "s/Session 2 – 9 May.md"]
-        plain = ["m/2026-11-20 alpha.md", "m/2026-11-20 beta.md"]
-        records = [note(p, "one turn")[0] for p in short + plain]
+        turns = ["c/Session 1 – turn 2.md", "c/Session 1 – turn 10.md", "c/Session 1 – turn 9.md"]
+        memories = ["m/2026-11-20 alpha.md", "m/2026-11-21 beta.md"]
+        long = ["s/Session 1 – 8 May.md", "s/Session 2 – 9 May.md", "s/Session 3 – 9 May.md",
+                "s/Session 4 – 9 May.md", "s/Session 5 – 9 May.md"]
+        stray = ["s/Session 6 – note.md"]  # short, but among 5 long notes: 1/6 short
+        records = [note(p, "one turn")[0] for p in turns + stray]
+        records += [note(p, "one fact", note_id=f"id-{i}")[0] for i, p in enumerate(memories)]
         records += [note(p, "first part\n\nsecond part")[0] for p in long]  # two chunks
         catalog.apply(records)
-        paths = short + long + plain
+        paths = turns + memories + long + stray
         context = query_context(catalog, "q", {p: signal(p) for p in paths})
         assert context.neighbours["c/Session 1 – turn 9.md"] == [
             ("c/Session 1 – turn 2.md", 1), ("c/Session 1 – turn 10.md", 1)]
         assert context.neighbours["c/Session 1 – turn 2.md"] == [
             ("c/Session 1 – turn 9.md", 1), ("c/Session 1 – turn 10.md", 2)]
-        assert all(not context.neighbours.get(p) for p in long + plain)
+        assert all(not context.neighbours.get(p) for p in long + stray + memories)
+        numbered = query_context(catalog, "q", {p: signal(p) for p in paths}, RankingParams(
+            thread_any_name=False, thread_short_share=0.0))  # the rule before
+        assert not numbered.neighbours.get("m/2026-11-20 alpha.md")
+        assert numbered.neighbours["s/Session 6 – note.md"] == []
     finally:
         catalog.close()
 

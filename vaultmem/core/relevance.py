@@ -3,13 +3,13 @@
 * Names: a note's title and aliases are what a user types to find it. The share of a name's
   words that a query mentions lifts the note, and a query that *is* a note's name puts that
   note first.
-* Threads: numbered notes of one folder (`Session 3 – turn 12`, `2023-05-08 s01 t003 …`,
-  `Turn 7`, `Chapter 2`) are read in natural name order (2 before 10), a thread per folder,
-  leading date and series (the words before the number); a note near a strongly matching
-  note of its thread gains part of that note's score, because a short turn or entry is
-  rarely understandable alone (the answer follows the question). A note whose name carries
-  no number (a memory `2026-11-20 slug`, a daily note, `Home`) belongs to no thread: where
-  nothing says the order means something, the rule does nothing.
+* Threads: the short notes (one chunk: a turn, an entry, a memory) of a folder whose notes are
+  mostly short are read in natural name order (2 before 10), as Obsidian lists them; a note
+  near a strongly matching note of its thread gains part of that note's score, because a short
+  turn or entry is rarely understandable alone (the answer follows the question). A folder of
+  mostly longer notes is no thread: where nothing says the order means something, the rule
+  does nothing. (Threads of numbered names only, `Session 3 – turn 12`, remain a RankingParams
+  option the evaluation measures.)
 * Confidence: the absolute strength of a query's best evidence (cosine of meaning, share of
   the query's words present), so that relevance means the same across queries and a query
   that matches nothing well does not return confident results.

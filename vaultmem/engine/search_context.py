@@ -1,5 +1,6 @@
 """What ranking needs from the catalog for one query: candidates' names, thread neighbours
-(the short numbered notes of a candidate's folder, core/relevance.py) and how words compare
+(the short notes, memories aside, of a candidate's folder of mostly short notes,
+core/relevance.py) and how words compare
 in each note's language (index/analysis.py's `word_keys`).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
@@ -29,7 +30,8 @@ def query_context(
         if key is None:
             continue
         if key not in threads:
-            short = catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks)
+            short = catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks,
+                                            memories=False)
             threads[key] = (thread_of(short, key, any_name=params.thread_any_name)
                             if _mostly_short(catalog, key, short, params) else [])
         neighbours[path] = thread_neighbours(threads[key], path, params.thread_width)
@@ -42,7 +44,8 @@ def query_context(
 def _mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],
                   params: RankingParams) -> bool:
     """Whether the folder of `key` reads as a thread: `params.thread_short_share` of its notes
-    (those of its date, for a dated key) are short, like the turns or entries of one log."""
+    (those of its date, for a dated key) are short, like the turns or entries of one log, and
+    no memories: each memory is saved to stand on its own, and a folder of them is no log."""
     if params.thread_short_share <= 0:
         return True
     every = catalog.paths_in_folder(key[0], key[1])

@@ -62,7 +62,7 @@ class Catalog:
         # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`).
         self._names: dict[str, tuple[str, ...]] = {}
         self._note_languages: dict[str, str] = {}  # filled with the names
-        self._folders: dict[tuple[str, str, int | None], tuple[str, ...]] = {}
+        self._folders: dict[tuple[str, str, int | None, bool], tuple[str, ...]] = {}
         self._languages: frozenset[str] | None = None
         self._memo_version = -1
 
@@ -179,11 +179,11 @@ class Catalog:
             return self._languages
 
     def paths_in_folder(self, folder: str, name_prefix: str = "", *,
-                        max_chunks: int | None = None) -> list[str]:
+                        max_chunks: int | None = None, memories: bool = True) -> list[str]:
         """Paths of the notes directly in `folder` ("" the vault's top) whose file names start
-        with `name_prefix` (and that have at most `max_chunks` chunks): a range scan of the
-        primary key."""
-        key = (folder, name_prefix, max_chunks)
+        with `name_prefix` (and that have at most `max_chunks` chunks; and, without `memories`,
+        that carry no `stm_id`): a range scan of the primary key."""
+        key = (folder, name_prefix, max_chunks, memories)
         with self._lock:
             self._check_memos()
             if key not in self._folders:
@@ -192,9 +192,10 @@ class Catalog:
                 prefix = f"{folder}/{name_prefix}" if folder else name_prefix
                 rows = self._query(
                     "SELECT path FROM notes WHERE path >= ? AND path < ? "
-                    "AND instr(substr(path, ?), '/') = 0 AND (? IS NULL OR chunk_count <= ?)",
+                    "AND instr(substr(path, ?), '/') = 0 AND (? IS NULL OR chunk_count <= ?) "
+                    "AND (? OR note_id = '')",
                     (prefix, prefix + "\U0010ffff", len(folder) + 2 if folder else 1,
-                     max_chunks, max_chunks),
+                     max_chunks, max_chunks, memories),
                 )
                 self._folders[key] = tuple(row[0] for row in rows)
             return list(self._folders[key])

@@ -37,8 +37,8 @@ from typing import Any
 
 from bench.support import load_average, machine_lines, ms, now_utc, p50, p95
 from bench.touch import worktree
-from tests.harness.daemon import REAL_MODEL, REPO, DaemonProcess
 from vaultmem.api.client import Client
+from vaultmem_testing.daemon import REAL_MODEL, REPO, DaemonProcess
 
 CORPUS = REPO.parent / "shared" / "corpora" / "vaultofknowledge"
 BIG_PATH = "Inbox/Large pasted transcript.md"

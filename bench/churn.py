@@ -11,8 +11,8 @@ import numpy as np
 
 from bench.report import POOL, TOP_K, Results, Synthetic, say, settle
 from bench.support import Stopwatch, make_app, ms, now_utc, p50, p95
-from tests.harness.queries import QUERIES
 from vaultmem.app import App
+from vaultmem_testing.queries import QUERIES
 
 
 def interleaved(

@@ -30,8 +30,8 @@ from pathlib import Path
 
 from bench.daemon import say, section, service_daemon, start, stop, timed_searches
 from bench.support import load_average, machine_lines, ms, now_utc, p50, p95
-from tests.harness.daemon import DaemonProcess
-from tests.harness.measure import memory_mb
+from vaultmem_testing.daemon import DaemonProcess
+from vaultmem_testing.measure import memory_mb
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample-vault"

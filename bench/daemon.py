@@ -66,22 +66,22 @@ from bench.support import (
     p50,
     p95,
 )
-from tests.harness.bench_vault import (
-    PoolChunk,
-    SyntheticNote,
-    VaultGenerator,
-    copy_notes,
-    usable_chunk,
-)
-from tests.harness.daemon import REAL_MODEL, REPO, DaemonProcess
-from tests.harness.measure import cpu_seconds, memory_mb
-from tests.harness.queries import QUERIES
 from vaultmem.api.client import Client
 from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.errors import VaultmemError
 from vaultmem.index.base import SCHEMA_VERSION
 from vaultmem.index.embedders import SentenceTransformerEmbedder, make_embedder
+from vaultmem_testing.bench_vault import (
+    PoolChunk,
+    SyntheticNote,
+    VaultGenerator,
+    copy_notes,
+    usable_chunk,
+)
+from vaultmem_testing.daemon import REAL_MODEL, REPO, DaemonProcess
+from vaultmem_testing.measure import cpu_seconds, memory_mb
+from vaultmem_testing.queries import QUERIES
 
 CORPUS = VOK_VAULT
 TARGETS = {"edit_p95": 0.5, "search_p50": 0.020, "touch_p50": 0.010, "churn": 1.5,

@@ -64,13 +64,6 @@ from bench.support import (
     p50,
     p95,
 )
-from tests.harness.bench_vault import (
-    PoolChunk,
-    VaultGenerator,
-    copy_notes,
-    usable_chunk,
-)
-from tests.harness.queries import QUERIES
 from vaultmem.app import App, embedder_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import chunk_markdown, embedding_text
@@ -78,6 +71,13 @@ from vaultmem.index.base import Embedder
 from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder, make_embedder
 from vaultmem.vault.notes import read_note
 from vaultmem.vault.scan import scan_vault
+from vaultmem_testing.bench_vault import (
+    PoolChunk,
+    VaultGenerator,
+    copy_notes,
+    usable_chunk,
+)
+from vaultmem_testing.queries import QUERIES
 
 CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
 TASKS_CORPUS = Path("/work/shared/corpora/obsidian-tasks")

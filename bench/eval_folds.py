@@ -88,9 +88,11 @@ def summarize(figures: Mapping[str, dict[str, dict[str, dict[str, float]]]], say
     say(f"  weakest layout: {worst} R@10 {own[worst] * 100:.1f}; best {best} "
         f"{own[best] * 100:.1f}; spread {(own[best] - own[worst]) * 100:.1f} points")
     for layout in layouts:
+        baselines = [s for s in figures[layout] if s != "vaultmem"]
+        if not baselines:  # --no-baselines: nothing to set vaultmem beside
+            continue
         cells = []
         for fold, value in figures[layout]["vaultmem"].items():
-            base = max(figures[layout][s][fold]["R@10"] for s in figures[layout]
-                       if s != "vaultmem")
+            base = max(figures[layout][s][fold]["R@10"] for s in baselines)
             cells.append(f"{fold} {value['R@10'] * 100:.1f} ({(value['R@10'] - base) * 100:+.1f})")
         say(f"  {layout}: vaultmem per fold (− best baseline of that fold): " + ", ".join(cells))

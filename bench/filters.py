@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from bench.report import TOP_K, Results, Synthetic, say, settle
 from bench.support import Stopwatch, ms, now_utc, p50, p95
-from tests.harness.queries import QUERIES
 from vaultmem.engine.filters import SearchFilters
+from vaultmem_testing.queries import QUERIES
 
 FILTERS = {
     "unfiltered": SearchFilters(),

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 from bench.support import load_average, machine_lines, now_utc
-from tests.harness.bench_vault import VaultGenerator, note_files, usable_chunk
-from tests.harness.daemon import REAL_MODEL, DaemonProcess
-from tests.harness.measure import CLK_TCK, cpu_seconds
 from vaultmem.core.chunking import chunk_markdown
 from vaultmem.vault.notes import read_note
+from vaultmem_testing.bench_vault import VaultGenerator, note_files, usable_chunk
+from vaultmem_testing.daemon import REAL_MODEL, DaemonProcess
+from vaultmem_testing.measure import CLK_TCK, cpu_seconds
 
 CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
 

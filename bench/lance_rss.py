@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from vaultmem.daemon.native import trim_malloc, tune_malloc
+from vaultmem.daemon.native import tune_malloc
 from vaultmem.index import lance
 from vaultmem.index.base import ChunkRecord, IndexOptions, NoteRecord
+from vaultmem.index.libc import trim_heap
 
 DIM = 384
 
@@ -89,7 +90,7 @@ def main() -> None:
         index.optimize()
         index.text_search("words", 5)
         gc.collect()
-        trim_malloc()
+        trim_heap()
         print(f"caches: metadata {args.metadata_cache_mb} MB, index {args.index_cache_mb} MB; "
               f"old versions kept {args.keep_versions_s:g} s")
         print(f"start: RSS {rss_mb():.0f} MB; {timed_reads(index, rng, args.searches)}",
@@ -100,10 +101,10 @@ def main() -> None:
             index.apply(upserts=[(record(path, 3), chunks(rng, path, 3))])
             if edit % 10 == 0:
                 index.text_search("words", 5)
-                trim_malloc()
+                trim_heap()
             if edit % max(args.edits // 4, 1) == 0:
                 gc.collect()
-                trim_malloc()
+                trim_heap()
                 stats = index.stats()
                 print(f"{edit} edits: RSS {rss_mb():.0f} MB, LanceDB cache "
                       f"{stats['cache_bytes'] / 2**20:.1f} MB, version {stats['chunk_version']}, "

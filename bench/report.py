@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.support import PoolEmbedder, Stopwatch, load_average, ms, p50
-from tests.harness.bench_vault import SyntheticNote, VaultGenerator
 from vaultmem.app import App
 from vaultmem.index.embedders import SentenceTransformerEmbedder
+from vaultmem_testing.bench_vault import SyntheticNote, VaultGenerator
 
 TOP_K = 10
 POOL = max(50, TOP_K * 5)  # what Search.search asks of each retriever

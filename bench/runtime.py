@@ -32,8 +32,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
-from tests.harness.bench_vault import note_files
-from tests.harness.queries import QUERIES
+from vaultmem_testing.bench_vault import note_files
+from vaultmem_testing.queries import QUERIES
 
 # the benchmark's own helpers are imported in main(): a child process measuring cold start
 # imports this module and only the runtime it starts
@@ -242,14 +242,13 @@ def query_latency(runtimes: dict[str, Any], count: int, busy: int) -> None:
 
 
 CHILD = """
-import json, os, sys, time
+import json, sys, time
 started = float(sys.argv[2])
-sys.path[:0] = sys.argv[4].split(os.pathsep)
 import bench.runtime as b
 runtime = b.make(sys.argv[1], {"ort": b.Path(sys.argv[3]), "ort-int8": b.Path(sys.argv[3])})
 runtime.encode(["how do I choose a window manager on Linux"], 1)
 first = time.time() - started
-b.bulk(runtime, b.corpus_texts(int(sys.argv[5])))
+b.bulk(runtime, b.corpus_texts(int(sys.argv[4])))
 status = dict(l.split(":", 1) for l in open("/proc/self/status").read().splitlines() if ":" in l)
 print(json.dumps({"first": first, "rss": int(status["VmRSS"].split()[0]) / 1024,
                   "hwm": int(status["VmHWM"].split()[0]) / 1024}))
@@ -258,14 +257,14 @@ print(json.dumps({"first": first, "rss": int(status["VmRSS"].split()[0]) / 1024,
 
 def cold_start(files: dict[str, Path], names: list[str], notes: int, runs: int) -> None:
     from bench.support import p50
-    path = str(Path(__file__).resolve().parents[1])  # the repository: bench.runtime and tests
+    repo = Path(__file__).resolve().parents[1]  # `-c` puts the working folder on the path
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     for _ in range(runs):
         for name in names:
             model = str(files.get(name, ""))
             out = subprocess.run(
-                [sys.executable, "-c", CHILD, name, str(time.time()), model, path, str(notes)],
-                capture_output=True, text=True, check=True,
+                [sys.executable, "-c", CHILD, name, str(time.time()), model, str(notes)],
+                capture_output=True, text=True, check=True, cwd=repo,
             ).stdout.strip().splitlines()[-1]
             results[name].append(json.loads(out))
     for name, values in results.items():

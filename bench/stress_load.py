@@ -5,7 +5,7 @@ Usage:
     scripts/stress load --clients 8 --seconds 15 --notes 300
     scripts/stress load --real-model    # the real embedding model
 
-The run is tests/harness/load.py (also tests/stress/test_load.py's): a synthetic vault, N client
+The run is vaultmem_testing/load.py (also tests/stress/test_load.py's): a synthetic vault, N client
 threads sending a realistic mix of requests, and a sync-like thread changing 10 % of the vault
 in bursts. Printed: throughput, p50/p95/p99 latency overall and per operation, every error, the
 daemon's scheduled jobs, its RSS over time and whether it plateaus, then the end checks: daemon
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.support import load_average, machine_lines
-from tests.harness.load import LoadConfig, print_report, run_load
-from tests.harness.measure import say
+from vaultmem_testing.load import LoadConfig, print_report, run_load
+from vaultmem_testing.measure import say
 
 
 def parse_args(argv: Sequence[str] | None = None) -> LoadConfig:

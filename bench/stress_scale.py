@@ -4,7 +4,7 @@ Usage:
     scripts/stress scale                    # 1k, 10k and 100k notes
     scripts/stress scale --sizes 1000,10000 --real-model-sizes 1000
 
-For each size a synthetic vault (tests/harness/synthetic.py, seeded) is written to a temporary
+For each size a synthetic vault (vaultmem_testing/synthetic.py, seeded) is written to a temporary
 directory and `vaultmem run` indexes it with the fake embedder (no model, deterministic). It
 prints: the full index time (process start to status "indexing done"), a re-index of the
 unchanged vault (POST /v1/reindex, and a restart until indexing is done again), the data dir
@@ -28,12 +28,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.support import load_average, machine_lines
-from tests.harness.daemon import FAST_TEST_SETTINGS, REAL_MODEL, DaemonProcess
-from tests.harness.measure import dir_bytes, percentile, rss_mb, say
-from tests.harness.queries import QUERIES
-from tests.harness.synthetic import NoteWriter, generate_vault
 from vaultmem.api.client import Client
 from vaultmem.errors import VaultmemError
+from vaultmem_testing.daemon import FAST_TEST_SETTINGS, REAL_MODEL, DaemonProcess
+from vaultmem_testing.measure import dir_bytes, percentile, rss_mb, say
+from vaultmem_testing.queries import QUERIES
+from vaultmem_testing.synthetic import NoteWriter, generate_vault
 
 
 @dataclass

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.support import load_average, machine_lines, now_utc
-from tests.harness.daemon import REPO, DaemonProcess, wait_until
-from tests.harness.synthetic import generate_vault
+from vaultmem_testing.daemon import REPO, DaemonProcess, wait_until
+from vaultmem_testing.synthetic import generate_vault
 
 FLUSH_EVERY_S = 2.0
 DISTINCT = 100

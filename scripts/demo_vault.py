@@ -1,6 +1,6 @@
 """Make a working copy of sample-vault/ whose memories are dated relative to today
-(tests/harness/sample_vault.py), so the demo shows the same keep / forget / promote decisions
-on any day.
+(vaultmem/vault/demo.py), so the demo shows the same keep / forget / promote decisions on any
+day.
 
 Usage: python scripts/demo_vault.py SOURCE TARGET
 """
@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import shutil
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.harness.sample_vault import redated_copy
+from vaultmem.vault.demo import redated_copy
 
 
 def main(source: Path, target: Path) -> None:
     if target.exists():
         shutil.rmtree(target)
-    shifted, delta = redated_copy(source, target)
+    shifted, delta = redated_copy(source, target, datetime.now(UTC))
     print(f"demo vault at {target} ({shifted} memories re-dated by {delta.days} days)")
 
 

@@ -1,9 +1,11 @@
-"""Only the edges read the clock: the engine and the core take `now` from their caller.
+"""Only the edges read the clock: the engine, the core, the vault layer and the index take
+`now` from their caller.
 
 A wall-clock read (`datetime.now`, `datetime.utcnow`, `date.today`, `time.time`, …) in
-`engine/` or `core/` fails. Timers that measure a duration or a deadline (`time.monotonic`,
-`time.perf_counter`) say nothing about the date, so the engine may use them (the indexer times
-its runs); the core, stricter still, uses no timer at all (tests/core/test_purity.py).
+`engine/`, `core/`, `vault/` or `index/` fails. Timers that measure a duration or a deadline
+(`time.monotonic`, `time.perf_counter`) say nothing about the date, so those layers may use
+them (the indexer times its runs); the core, stricter still, uses no timer at all
+(tests/core/test_purity.py).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 import vaultmem
 
 PACKAGE = Path(vaultmem.__file__).parent
-TAKE_NOW = ("engine", "core")
+TAKE_NOW = ("engine", "core", "vault", "index")
 MODULES = sorted(p for area in TAKE_NOW for p in (PACKAGE / area).rglob("*.py"))
 
 #: methods that read the wall clock whatever they are called on (datetime, date, pendulum, …)
@@ -48,7 +50,7 @@ def _rel(path: Path) -> str:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
-def test_the_engine_and_the_core_take_now_from_their_caller(path: Path) -> None:
+def test_the_layers_below_the_edges_take_now_from_their_caller(path: Path) -> None:
     assert clock_reads(ast.parse(path.read_text(encoding="utf-8"))) == []
 
 
@@ -64,6 +66,6 @@ def test_the_check_catches_clock_reads_and_lets_timers_pass() -> None:
         "line 6: time.time()", "line 7: datetime.utcnow()", "line 11: time.localtime()"]
 
 
-def test_both_layers_are_checked() -> None:
-    assert {"engine/search.py", "engine/note_records.py", "core/memory.py"} <= {
-        _rel(p) for p in MODULES}
+def test_every_layer_is_checked() -> None:
+    assert {"engine/search.py", "engine/note_records.py", "core/memory.py", "vault/writes.py",
+            "vault/demo.py", "index/lance.py"} <= {_rel(p) for p in MODULES}

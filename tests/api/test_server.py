@@ -24,7 +24,6 @@ from urllib.parse import quote
 import pytest
 
 from tests.conftest import SAMPLE_VAULT
-from tests.harness.apps import fake_app
 from vaultmem import __version__
 from vaultmem.api.auth import check_host, check_origin, load_or_create_token, token_matches
 from vaultmem.api.ops import Api
@@ -33,6 +32,7 @@ from vaultmem.api.server import ApiServer
 from vaultmem.api.validation import validate
 from vaultmem.app import App
 from vaultmem.errors import ConfigError
+from vaultmem_testing.apps import fake_app
 
 REFERENCE = datetime.fromisoformat("2026-11-20T12:00:00+00:00")
 SAMPLE_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"

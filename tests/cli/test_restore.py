@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.cli._support import REFERENCE, ago, invoke, invoke_json, memory_note, small_vault_env
-from tests.harness.daemon import DaemonProcess, wait_until
 from vaultmem.api.client import Client
 from vaultmem.errors import NotFound
 from vaultmem.vault.frontmatter import parse
+from vaultmem_testing.daemon import DaemonProcess, wait_until
 
 NOW = REFERENCE.isoformat()
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import DaemonProcess, wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.api.client import Client
 from vaultmem.errors import VaultmemError
 from vaultmem.vault.frontmatter import parse
+from vaultmem_testing.daemon import DaemonProcess, wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import REAL_MODEL, DaemonProcess, wait_until
-from tests.harness.sample_vault import redated_sample_vault
+from vaultmem_testing.daemon import REAL_MODEL, DaemonProcess, wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 pytestmark = pytest.mark.timeout(900)
 

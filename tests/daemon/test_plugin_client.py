@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import REPO, DaemonProcess
+from vaultmem_testing.daemon import REPO, DaemonProcess
 
 PLUGIN = REPO / "plugin-bridge"
 NPX = shutil.which("npx")

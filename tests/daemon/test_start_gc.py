@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
 from vaultmem.daemon.native import pause_gc, resume_gc
 from vaultmem.daemon.run import Daemon
+from vaultmem_testing.daemon import wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 
 @pytest.fixture(autouse=True)

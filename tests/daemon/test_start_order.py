@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.client import Client
 from vaultmem.app import build_app, daemon_params
@@ -19,6 +17,8 @@ from vaultmem.config import load_settings
 from vaultmem.daemon import run
 from vaultmem.daemon.run import Daemon
 from vaultmem.index.embedders import FakeEmbedder
+from vaultmem_testing.daemon import wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 WAIT_S = 60.0
 

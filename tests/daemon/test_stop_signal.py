@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import DaemonProcess
+from vaultmem_testing.daemon import DaemonProcess
 
 
 @pytest.mark.timeout(120)

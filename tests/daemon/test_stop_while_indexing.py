@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import REAL_MODEL, DaemonProcess, wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
 from vaultmem.daemon.run import Daemon
 from vaultmem.engine.slices import SLICE_CHUNKS
 from vaultmem.index.base import Vector
 from vaultmem.index.embedders import FakeEmbedder
+from vaultmem_testing.daemon import REAL_MODEL, DaemonProcess, wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import DaemonProcess, wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.engine.journal import UsageJournal
 from vaultmem.vault.frontmatter import parse
+from vaultmem_testing.daemon import DaemonProcess, wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.apps import fake_app
+from vaultmem_testing.apps import fake_app
 
 AHEAD = datetime(2030, 1, 1, tzinfo=UTC)
 BEFORE, AFTER = datetime(2026, 6, 1, tzinfo=UTC), datetime(2030, 6, 1, tzinfo=UTC)

@@ -21,8 +21,6 @@ import numpy as np
 import pytest
 
 from tests.core.test_intake import B64, fake, jwt, pem, upper_fake
-from tests.harness.apps import fake_app
-from tests.harness.daemon import REPO, DaemonProcess, wait_until
 from vaultmem.api.client import Client
 from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
@@ -51,6 +49,8 @@ from vaultmem.core.intake import (
 )
 from vaultmem.errors import Refused
 from vaultmem.vault.frontmatter import parse
+from vaultmem_testing.apps import fake_app
+from vaultmem_testing.daemon import REPO, DaemonProcess, wait_until
 
 NOW = datetime.fromisoformat("2026-11-20T12:00:00+00:00")
 B52 = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"

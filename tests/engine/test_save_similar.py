@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.sample_vault import SAMPLE_VAULT
 from vaultmem.api.schemas import RESPONSES
 from vaultmem.api.validation import validate
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
+from vaultmem_testing.sample_vault import SAMPLE_VAULT
 
 NOW = datetime.fromisoformat("2026-11-20T12:00:00+00:00")
 FACT = "The staging database listens on port 5433 behind pgbouncer."

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from tests.harness.apps import fake_app
 from vaultmem.api.ops import Api
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.errors import InvalidInput, NotFound
+from vaultmem_testing.apps import fake_app
 
 NOW = datetime.fromisoformat("2026-10-20T10:00:00+00:00")
 OLD = "The NAS admin page is on port 5000."

@@ -11,12 +11,12 @@ import pytest
 
 from tests.cli._support import REFERENCE, ago, memory_note
 from tests.engine.test_consolidation import KETTLE, TAXES
-from tests.harness.apps import fake_app
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import RESPONSES
 from vaultmem.api.validation import validate
 from vaultmem.app import App
 from vaultmem.errors import InvalidInput, NotFound
+from vaultmem_testing.apps import fake_app
 
 NOW = REFERENCE
 pytestmark = pytest.mark.timeout(120)

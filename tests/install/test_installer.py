@@ -22,13 +22,13 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from tests.harness.daemon import wait_until
 from vaultmem.cli.main import cli
 from vaultmem.cli.service import ServiceHost
 from vaultmem.config import load_settings
 from vaultmem.errors import ConfigError, DaemonError
 from vaultmem.install import installer as si
 from vaultmem.install import units
+from vaultmem_testing.daemon import wait_until
 
 ODD_NAME = 'my vault %h $HOME "q" \\x'
 

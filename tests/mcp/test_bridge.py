@@ -22,10 +22,10 @@ from jsonschema import Draft202012Validator
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.conftest import REPO
-from tests.harness.daemon import DaemonProcess, wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.mcp.tools import GUIDE, TOOLS
 from vaultmem.vault.frontmatter import parse
+from vaultmem_testing.daemon import DaemonProcess, wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 DOCS = REPO / "docs" / "assistants.md"
 SESSIONS_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"

@@ -25,10 +25,10 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from tests.harness.daemon import REPO, DaemonProcess, wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from vaultmem.api.client import Client
 from vaultmem.api.schemas import REF, REQUESTS, ROUTES, Route
+from vaultmem_testing.daemon import REPO, DaemonProcess, wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 ANSWER_BOUND_S = 30.0  # every request is answered within this, even on a loaded machine
 OUTSIDE_SECRET = "quarzlefrob-outside-secret"  # in files outside only; never sent

@@ -61,8 +61,6 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.harness.daemon import DaemonProcess, wait_until
-from tests.harness.sample_vault import redated_sample_vault
 from tests.stress._level import LEVEL
 from tests.stress.crash_harness import (
     ACK,
@@ -81,6 +79,8 @@ from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.scan import scan_vault
 from vaultmem.vault.writes import is_temp_name
+from vaultmem_testing.daemon import DaemonProcess, wait_until
+from vaultmem_testing.sample_vault import redated_sample_vault
 
 KILLS = LEVEL.pick(5, 60)
 BUSY_SECONDS = (0.3, 1.5) if not LEVEL.long else (0.3, 4.0)

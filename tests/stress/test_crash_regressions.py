@@ -8,6 +8,7 @@ import os
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -196,7 +197,11 @@ def test_start_up_removes_only_stale_temp_files(tmp_path: Path) -> None:
     old = time.time() - 3600
     os.utime(stale, (old, old))
     os.utime(user, (old, old))
-    assert remove_stale_temp_files(tmp_path) == ["memories/.vaultmem-tmp-0123456789abcdef.tmp"]
+    an_hour_before = datetime.fromtimestamp(old, UTC)
+    assert remove_stale_temp_files(tmp_path, an_hour_before) == []  # the horizon is `now`'s
+    assert stale.exists()
+    now = datetime.now(UTC)
+    assert remove_stale_temp_files(tmp_path, now) == ["memories/.vaultmem-tmp-0123456789abcdef.tmp"]
     assert not stale.exists() and fresh.exists() and user.exists()
 
 

@@ -21,7 +21,6 @@ import pytest
 from click.testing import CliRunner
 
 import vaultmem.engine.indexer as indexer_module
-from tests.harness.daemon import DaemonProcess, wait_until
 from tests.stress import hostile_vault as hv
 from tests.stress._level import LEVEL
 from vaultmem.api.client import Client
@@ -33,6 +32,7 @@ from vaultmem.errors import FrontmatterError, VaultmemError
 from vaultmem.vault import yamlsafe
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.scan import scan_vault
+from vaultmem_testing.daemon import DaemonProcess, wait_until
 
 # The daemon's resident memory must stay below this while it indexes the hostile vault (the
 # largest note it reads is LEVEL.pick(3, 15) MiB; a note over max_note_bytes is never read).

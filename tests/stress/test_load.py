@@ -14,10 +14,10 @@ from pathlib import Path
 import lancedb
 import pytest
 
-from tests.harness import load
-from tests.harness.daemon import DaemonProcess
-from tests.harness.synthetic import generate_vault
 from tests.stress._level import LEVEL
+from vaultmem_testing import load
+from vaultmem_testing.daemon import DaemonProcess
+from vaultmem_testing.synthetic import generate_vault
 
 
 def rss_bound(start_mb: float) -> float:

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.daemon import DaemonProcess, wait_until
 from tests.stress._level import LEVEL
 from tests.stress.two_devices import MEMORIES, Syncer, notes, write_memory
 from vaultmem.vault.frontmatter import parse
+from vaultmem_testing.daemon import DaemonProcess, wait_until
 
 SEEDS = range(LEVEL.pick(1, 3))
 TOUCHES = LEVEL.pick(80, 400)

@@ -16,11 +16,11 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from vaultmem.api.auth import TOKEN_FILE, check_host
 from vaultmem.api.schemas import ROUTES
+from vaultmem.core.json_types import JSON
 from vaultmem.errors import ConfigError, DaemonError, InvalidInput, VaultmemError
 
 DAEMON_FILE = "daemon.json"
 PROBE_TIMEOUT = 1.0
-JSON = dict[str, Any]
 
 
 def _error_classes(base: type[VaultmemError]) -> dict[str, type[VaultmemError]]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
+from vaultmem.core.json_types import JSON
 from vaultmem.engine.memory_admin import ListFilters, MemoryAdmin
 from vaultmem.engine.results import (
     GcResult,
@@ -23,8 +23,6 @@ from vaultmem.engine.results import (
 from vaultmem.engine.undo import Undoer
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError
-
-JSON = dict[str, Any]
 
 OPERATIONS: tuple[str, ...] = ("list", "forget", "edit", "undo")
 UndoableResult = SweepResult | GcResult | PromoteResult | MergeResult

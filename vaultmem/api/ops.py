@@ -17,6 +17,7 @@ from vaultmem.api.memory_ops import OPERATIONS as MEMORY_OPERATIONS
 from vaultmem.api.memory_ops import Answer, Handler, MemoryOps
 from vaultmem.api.validation import validate_body
 from vaultmem.api.wire import to_wire
+from vaultmem.core.json_types import JSON
 from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.freshness import Freshness
@@ -48,8 +49,6 @@ from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError, InvalidInput
-
-JSON = dict[str, Any]
 
 
 class Consolidator(Protocol):

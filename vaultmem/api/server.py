@@ -27,11 +27,11 @@ from vaultmem.api.connections import CallsInFlight, TrackedHttpServer
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import Route, match_path, openapi_document
 from vaultmem.api.validation import parse_body, query_body
+from vaultmem.core.json_types import JSON
 from vaultmem.errors import ConfigError, InvalidInput, VaultmemError
 
 log = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 Headers = Iterable[tuple[str, str]]
 BIND_HOSTS = {"127.0.0.1": ("127.0.0.1", socket.AF_INET),
               "localhost": ("127.0.0.1", socket.AF_INET),

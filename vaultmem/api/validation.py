@@ -14,9 +14,8 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from vaultmem.api.schemas import REQUESTS, Schema
+from vaultmem.core.json_types import JSON
 from vaultmem.errors import InvalidInput
-
-JSON = dict[str, Any]
 
 
 def parse_body(raw: bytes) -> JSON:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from vaultmem.core.json_types import JSON
 from vaultmem.engine.results import (
     Archived,
     AutoMergeResult,
@@ -50,8 +51,6 @@ from vaultmem.engine.results import (
     UnsupersedeResult,
     UpdateProposal,
 )
-
-JSON = dict[str, Any]
 
 
 def iso(value: datetime | None) -> str | None:

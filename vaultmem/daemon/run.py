@@ -253,7 +253,7 @@ class Daemon:
             return
         try:
             if self.app is not None:
-                for path in remove_stale_temp_files(self.app.root):
+                for path in remove_stale_temp_files(self.app.root, datetime.now(UTC)):
                     log.info("removed %s, left by an interrupted write", path)
             self._flush_quietly()
             self.reindex(full=False)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection
 
+from vaultmem.core.json_types import JSON
 from vaultmem.engine.index_ports import Progress, SyncReport
 from vaultmem.engine.indexer import Indexer
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.shapes import JSON
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.vault.notes import Note
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.engine.index_sync import IndexSync
@@ -29,7 +30,6 @@ from vaultmem.engine.results import (
     PutBack,
     ReconcileResult,
 )
-from vaultmem.engine.shapes import JSON
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
 from vaultmem.index.catalog import Catalog

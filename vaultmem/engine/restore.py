@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
+from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
 from vaultmem.core.supersede import forget_predecessor, released
 from vaultmem.engine.index_sync import IndexSync
@@ -26,7 +27,6 @@ from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, wr
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.results import Move, RestoreResult
-from vaultmem.engine.shapes import JSON
 from vaultmem.engine.supersede import find_path
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError

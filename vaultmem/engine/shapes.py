@@ -10,9 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from vaultmem.core.json_types import JSON
 from vaultmem.core.language import LanguageShare, english_only
-
-JSON = dict[str, Any]
 
 
 def obsidian_uri(vault_name: str, path: str) -> str:

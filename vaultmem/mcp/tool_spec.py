@@ -10,9 +10,8 @@ from typing import Any
 
 from vaultmem.api.schemas import REQUESTS, Schema
 from vaultmem.api.validation import validate
+from vaultmem.core.json_types import JSON
 from vaultmem.errors import InvalidInput
-
-JSON = dict[str, Any]
 
 REF = "A memory id (stm_id, a UUID) or the note's vault-relative path, e.g. from search_memory."
 TAG_NOTE = "Obsidian tags without '#', e.g. homelab or project/web (nested tags match)."

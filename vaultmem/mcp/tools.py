@@ -8,8 +8,9 @@ input a schema rejects never reaches the daemon (which checks again).
 
 from __future__ import annotations
 
+from vaultmem.core.json_types import JSON
 from vaultmem.mcp.memory_tools import memory_tools
-from vaultmem.mcp.tool_spec import JSON, REF, TAG_NOTE, ToolSpec, tool_schema
+from vaultmem.mcp.tool_spec import REF, TAG_NOTE, ToolSpec, tool_schema
 
 GUIDE = """\
 vaultmem is the user's long-term memory, kept as Markdown notes in their Obsidian vault.

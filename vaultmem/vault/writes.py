@@ -13,8 +13,8 @@ import hashlib
 import os
 import secrets
 import stat
-import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from vaultmem.errors import ConcurrentEdit, NoteError
@@ -33,15 +33,16 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(TEMP_PREFIX) and name.endswith(TEMP_SUFFIX)
 
 
-def remove_stale_temp_files(root: Path, *, min_age_s: float = 60.0) -> list[str]:
+def remove_stale_temp_files(root: Path, now: datetime, *, min_age_s: float = 60.0) -> list[str]:
     """Delete vaultmem's own temp files that an interrupted write left in the vault (a crash
     between writing the temp file and renaming it); returns their vault-relative paths.
 
-    Only names made by `_write_temp` are touched, and only files older than `min_age_s`: a
-    write in progress holds its temp file for milliseconds. Dot-folders are never written.
+    Only names made by `_write_temp` are touched, and only files last modified more than
+    `min_age_s` before `now` (the caller's clock): a write in progress holds its temp file for
+    milliseconds. Dot-folders are never written.
     """
     removed: list[str] = []
-    horizon = time.time() - min_age_s
+    horizon = now.timestamp() - min_age_s
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in files:

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.harness.bench_vault import FOLDERS, TAGS
 from vaultmem.core.memory import MEMORY_TYPES
+from vaultmem_testing.bench_vault import FOLDERS, TAGS
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpora" / "vaultofknowledge" / "vault"
 
 # The corpus percentiles as (percentile, exclusive upper bound) points: a draw interpolates

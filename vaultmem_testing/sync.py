@@ -10,7 +10,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from tests.harness.synthetic import NoteWriter, SyntheticVault
+from vaultmem_testing.synthetic import NoteWriter, SyntheticVault
 
 CHURN_KINDS = {"edit": 50, "create": 20, "rename": 15, "delete": 15}
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from vaultmem.api.client import Client
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 FAST_TEST_SETTINGS = {"VAULTMEM_EMBEDDING_MODEL": "fake", "VAULTMEM_DEBOUNCE_MS": "50",
                       "VAULTMEM_FLUSH_INTERVAL_SECONDS": "0.5"}
 REAL_MODEL = {"VAULTMEM_EMBEDDING_MODEL": "default", "HF_HUB_OFFLINE": "1",

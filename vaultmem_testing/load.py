@@ -26,14 +26,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from tests.harness.daemon import FAST_TEST_SETTINGS, REAL_MODEL, DaemonProcess, wait_until
-from tests.harness.measure import RssSampler, percentile, say
-from tests.harness.queries import QUERIES
-from tests.harness.sync import Sync
-from tests.harness.synthetic import TAGS, SyntheticVault, generate_vault
 from vaultmem.api.client import Client
 from vaultmem.config import Settings
 from vaultmem.errors import VaultmemError
+from vaultmem_testing.daemon import FAST_TEST_SETTINGS, REAL_MODEL, DaemonProcess, wait_until
+from vaultmem_testing.measure import RssSampler, percentile, say
+from vaultmem_testing.queries import QUERIES
+from vaultmem_testing.sync import Sync
+from vaultmem_testing.synthetic import TAGS, SyntheticVault, generate_vault
 
 # Relative weights of the operations each client picks from.
 MIX = {"search": 40, "get": 10, "status": 8, "touch": 12, "related": 8, "observe": 8,

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.intake_gate import load as load_judged
 from tests.core.test_intake import B64, fake, jwt, pem, upper_fake
 from tests.harness.apps import fake_app
 from tests.harness.daemon import REPO, DaemonProcess, wait_until
@@ -48,6 +49,7 @@ from vaultmem.core.intake import (
     SLACK_TOKEN,
     SLACK_WEBHOOK,
     STRIPE_KEY,
+    find_secret,
 )
 from vaultmem.errors import Refused
 from vaultmem.vault.frontmatter import parse
@@ -155,6 +157,27 @@ def test_every_secret_kind_is_refused_and_stored_nowhere(
     for kind, _, secret in CASES:
         assert files_containing(secret, app.root, app.data_dir) == [], kind
         assert secret not in caplog.text, kind
+
+
+@pytest.mark.timeout(120)
+def test_every_judged_plain_words_secret_is_refused_and_stored_nowhere(
+    app: App, api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The judged set's secrets that the gate refuses (bench/intake_gate.py: all but the few it
+    misses) leave no trace: no note, no index row, no journal line, no file name, no log line."""
+    caplog.set_level(logging.DEBUG)
+    api.call("save", {"content": "A first, harmless memory: the zorblefrump door sticks."})
+    before = digest(app.root, app.data_dir)
+    refused = [row.text for row in load_judged() if row.secret and find_secret(row.text)]
+    assert len(refused) >= 100
+    for text in refused:
+        with pytest.raises(Refused) as answer:
+            api.call("save", {"content": text, "tags": ["home"]})
+        assert text not in answer.value.message
+    assert digest(app.root, app.data_dir) == before  # paths are the keys: no new file names
+    for text in refused:
+        assert files_containing(text, app.root, app.data_dir) == []
+        assert text not in caplog.text
 
 
 @pytest.mark.timeout(60)

@@ -44,6 +44,20 @@ def show_sync(d: dict[str, Any]) -> None:
         _echo(f"  failed: {path}: {reason}")
 
 
+def placement(results: list[dict[str, Any]], index: int) -> str:
+    """Why a result stands where it does when `final` (the ranking key) does not say: a review
+    item blended in after the primary results, a superseded memory just below its successor."""
+    hit = results[index]
+    if hit["review"]:
+        return "  [review: placed after the primary results]"
+    successor = hit.get("superseded_by")
+    above = results[index - 1] if index > 0 else None
+    if successor and above is not None and above["id"] == successor["id"] \
+            and above["final"] < hit["final"]:
+        return f"  [placed below its successor, {index}.]"
+    return ""
+
+
 def show_search(d: dict[str, Any]) -> None:
     results = d["results"]
     if d.get("indexing"):
@@ -58,11 +72,10 @@ def show_search(d: dict[str, Any]) -> None:
     for n, hit in enumerate(results, 1):
         kind = "memory" if hit["id"] else "note"
         score = "" if hit["score"] is None else f"  memory score {hit['score']:.3f}"
-        review = "  [review]" if hit["review"] else ""
         weak = "" if hit.get("matched") else "  (weak)"
         _echo(f"{n}. {hit['title']}  ({kind}: {hit['path']})")
         _echo(f"   relevance {hit['relevance']:.3f}{weak}{score}  "
-              f"final {hit['final']:.3f}{review}")
+              f"final {hit['final']:.3f}{placement(results, n - 1)}")
         if hit["snippet"]:
             _echo(f"   {hit['snippet']}")
         successor = hit.get("superseded_by")

@@ -225,6 +225,7 @@ def reinforce_params(settings: Settings) -> ReinforceParams:
         boost_step=s.boost_step, strength_max=s.strength_max,
         cross_domain_threshold=s.cross_domain_threshold, review_low=s.review_band_low,
         review_high=s.review_band_high, feedback_penalty=s.feedback_penalty,
+        spaced_use_hours=s.spaced_use_hours,
     )
 
 

@@ -440,3 +440,25 @@ def test_a_saved_memorys_title_is_its_whole_first_sentence(
     text = (app.root / saved["memory"]["path"]).read_text(encoding="utf-8")
     assert f"\n# {heading}\n" in text
     assert "…" not in text
+
+
+# spaced uses (SPEC §3.5) ---------------------------------------------------------------------
+
+@pytest.mark.timeout(60)
+def test_a_save_and_a_touch_a_minute_apart_do_not_make_a_memory_permanent(app: App) -> None:
+    """The reported case: 2 uses a minute apart, score 1.667, promoted at the next sweep. Now
+    the touch counts once with the save; the same touch the next day counts."""
+    saved = app.api(clock=lambda: NOW).call(
+        "save", {"content": "The NAS admin page is on port 5000 behind the reverse proxy."})
+    memory_id = saved["memory"]["id"]
+    later(app, minutes=1).call("touch", {"id": memory_id})
+    hour = later(app, hours=1)
+    shown = hour.call("get", {"id": memory_id})
+    assert shown["use_count"] == 2 and shown["decision"] == "keep"
+    assert "1 use(s) spaced in time" in shown["reason"]
+    assert hour.call("sweep", {"dry_run": False})["promoted"] == []
+    note = (app.root / shown["path"]).read_text(encoding="utf-8")
+    assert "stm_spaced_uses: 1" in note and "stm_use_count: 2" in note
+    later(app, days=1).call("touch", {"id": memory_id})
+    promoted = later(app, days=1, hours=1).call("sweep", {"dry_run": False})["promoted"]
+    assert [item["id"] for item in promoted] == [memory_id]

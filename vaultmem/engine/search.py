@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from vaultmem.core.decay import score
+from vaultmem.core.display import display_text
 from vaultmem.core.memory import ACTIVE
 from vaultmem.core.ranking import (
     MATCH_THRESHOLD,
@@ -161,7 +162,7 @@ class Search:
         return SearchHit(
             path=ranked.path, title=title,
             uri=obsidian_uri(self._params.vault_name, ranked.path),
-            snippet=snippet(ranked.text, query),
+            snippet=snippet(display_text(ranked.text, title), query),
             relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
             review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
             matched=ranked.relevance >= MATCH_THRESHOLD,

@@ -219,6 +219,11 @@ def policy(settings: Settings) -> Policy:
     )
 
 
+def content_chars(settings: Settings) -> tuple[int, int]:
+    """The save gate's content limits (shortest, longest), which the MCP tools publish."""
+    return settings.min_content_chars, settings.max_content_chars
+
+
 def reinforce_params(settings: Settings) -> ReinforceParams:
     s = settings
     return ReinforceParams(

@@ -335,12 +335,12 @@ def run(ctx: Context, log_level: str) -> None:
               type=click.Choice(["debug", "info", "warning", "error"]))
 def mcp(ctx: Context, log_level: str) -> None:
     """Serve the memory tools to an MCP client over stdio (talks to the running daemon)."""
-    from vaultmem.app import start_command
+    from vaultmem.app import content_chars, start_command
     from vaultmem.mcp.server import Bridge, serve_stdio
 
     paths = ctx.paths
-    serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path)),
-                log_level)
+    serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path),
+                       content_chars=content_chars(ctx.settings)), log_level)
 
 
 @cli.command()

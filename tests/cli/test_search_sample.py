@@ -127,7 +127,7 @@ def test_matched_only_keeps_the_real_matches(env: dict[str, str]) -> None:
     only = invoke_json(["search", "restic backups to the NAS", "--matched-only", "--now", NOW],
                        env=env)
     assert only["results"]
-    assert all(h["matched"] and h["relevance"] >= 0.5 for h in only["results"])
+    assert all(h["matched"] and h["relevance"] > 0.5 for h in only["results"])
     assert [h["path"] for h in only["results"]] == [
         h["path"] for h in everything["results"] if h["matched"]]
     higher = invoke_json(["search", "restic backups to the NAS", "--min-relevance", "0.9",

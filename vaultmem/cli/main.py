@@ -124,7 +124,7 @@ def reindex(ctx: Context, full: bool, choose_model: bool) -> None:
 @click.option("--memories-only", is_flag=True, help="Leave out regular notes.")
 @click.option("--no-review", is_flag=True, help="Do not blend in spaced-repetition items.")
 @click.option("--matched-only", is_flag=True,
-              help="Only real matches (relevance >= 0.5): none means nothing relevant.")
+              help="Only real matches (relevance above 0.5): none means nothing relevant.")
 @click.option("--min-relevance", type=click.FloatRange(0, 1),
               help="Only results with at least this relevance (0-1).")
 def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...],

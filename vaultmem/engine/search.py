@@ -13,10 +13,10 @@ from vaultmem.core.decay import score
 from vaultmem.core.display import display_text
 from vaultmem.core.memory import ACTIVE
 from vaultmem.core.ranking import (
-    MATCH_THRESHOLD,
     Ranked,
     RankingParams,
     blend_review,
+    is_match,
     note_signals,
     rank_notes,
     rerank,
@@ -83,7 +83,8 @@ class Search:
         min_relevance: float = 0.0,
     ) -> SearchResult:
         """Hybrid search (docs/architecture.md, "Search"). Only notes whose relevance is at
-        least `min_relevance` are returned (MATCH_THRESHOLD: real matches only)."""
+        least `min_relevance` are returned (MATCH_FLOOR: real matches only, relevance above
+        MATCH_THRESHOLD)."""
         query = query.strip()
         if not 0.0 <= min_relevance <= 1.0:
             raise InvalidInput("min_relevance must be between 0 and 1")
@@ -165,7 +166,7 @@ class Search:
             snippet=snippet(display_text(ranked.text, title), query),
             relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
             review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
-            matched=ranked.relevance >= MATCH_THRESHOLD,
+            matched=is_match(ranked.relevance),
         )
 
     # helpers ------------------------------------------------------------------------------

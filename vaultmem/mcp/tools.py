@@ -95,9 +95,10 @@ def _search() -> ToolSpec:
         "unless used; a strongly relevant old memory is still found). Use it before answering "
         "about the user's projects, setup, preferences or past decisions. Each result: id (null "
         "for a regular note), title, path, uri (an obsidian:// link to cite), snippet, tags, "
-        "relevance (0-1, the same scale for every query: 0.5 and above is a real match), matched "
-        "(relevance >= 0.5), score (memory score, null for regular notes), final (the ranking key: "
-        "results come best final first, except a superseded memory, listed just below its "
+        "relevance (0-1, the same scale for every query: above 0.5 is a real match), matched "
+        "(relevance above 0.5), score (memory score, null for regular notes), final (the "
+        "ranking key: results come best final first, except a superseded memory, listed just "
+        "below its "
         "successor, and review items, listed last) "
         "and review (true: a fading memory blended in for spaced repetition; mention it if it "
         "helps and report it with observe_memory_usage). A memory replaced by a newer one "
@@ -120,7 +121,7 @@ def _search() -> ToolSpec:
             window_days="Only memories used, or notes edited, within this many days.",
             memories_only="true: only saved memories, no regular notes (default false).",
             include_review="Blend in fading memories for spaced repetition (default true).",
-            matched_only="true: only real matches (relevance >= 0.5); an empty list then "
+            matched_only="true: only real matches (relevance above 0.5); an empty list then "
                          "means the vault holds nothing relevant. Default false: the best "
                          "results whatever their relevance, each with matched true/false.",
             min_relevance="Only results with at least this relevance (0-1).",

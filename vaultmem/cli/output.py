@@ -210,7 +210,10 @@ def show_status(d: dict[str, Any]) -> None:
     for problem in cov["problems"]:
         _echo(f"  problem: {problem}")
     for item in cov.get("files", []):
-        click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}")
+        memory = item.get("memory")
+        state = "" if not memory else (f"  memory {memory['status']}, score "
+                                       f"{memory['score']:.3f}")
+        click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}{state}")
     _show_daemon(d.get("daemon"))
     _show_sync(d.get("sync"))
 

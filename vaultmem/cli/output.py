@@ -52,10 +52,11 @@ def placement(results: list[dict[str, Any]], index: int) -> str:
         return "  [review: placed after the primary results]"
     successor = hit.get("superseded_by")
     above = results[index - 1] if index > 0 else None
-    if successor and above is not None and above["id"] == successor["id"] \
-            and above["final"] < hit["final"]:
-        return f"  [placed below its successor, {index}.]"
-    return ""
+    if not successor or above is None or above["final"] >= hit["final"]:
+        return ""
+    # its successor is listed above it (other memories it replaced may stand between them)
+    place = next((n for n in range(index) if results[n]["id"] == successor["id"]), None)
+    return "" if place is None else f"  [placed below its successor, {place + 1}.]"
 
 
 def show_search(d: dict[str, Any]) -> None:

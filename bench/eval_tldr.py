@@ -6,7 +6,7 @@ is the default configuration), beside same-run baselines: BM25 (bench/eval_basel
 CJK text as two-character words, no stemming), each model's dense chunk ranking, and their
 naive fusion. Ranking metrics count the answerable questions (dev and held-out apart); the
 questions with no answer measure "nothing relevant": the share `--matched-only` refuses (no
-result at relevance >= the match threshold), beside the share of answerable questions still
+result at relevance above the match threshold), beside the share of answerable questions still
 matched (their best result at that relevance) and matched right (that result a judged page).
 """
 
@@ -116,7 +116,7 @@ def honesty(data: RetrievalSet, answers: Answers, threshold: float,
     answerable = [q for q in queries if q.group != NO_ANSWER]
 
     def matched(q: Query) -> bool:
-        return answers.best_relevance.get(q.id, 0.0) >= threshold
+        return answers.best_relevance.get(q.id, 0.0) > threshold
 
     def right(q: Query) -> bool:
         ranking = answers.rankings[q.id]
@@ -141,7 +141,7 @@ def report(results: Mapping[str, LanguageResult], threshold: float, say: Say) ->
         for line in table(rows, list(results), scale=1.0, digits=3):
             say("  " + line)
         _beside_baselines(results, split, say)
-    say(f"\ntldr multilingual — \"nothing relevant\" (--matched-only: relevance >= {threshold}), "
+    say(f"\ntldr multilingual — \"nothing relevant\" (--matched-only: relevance > {threshold}), "
         "default configuration, dev / held-out")
     for split in ("dev", "held-out"):
         rows = [(f"{lang} ({r.chosen})", honesty(r.data, r.default, threshold, split))

@@ -219,12 +219,18 @@ def policy(settings: Settings) -> Policy:
     )
 
 
+def content_chars(settings: Settings) -> tuple[int, int]:
+    """The save gate's content limits (shortest, longest), which the MCP tools publish."""
+    return settings.min_content_chars, settings.max_content_chars
+
+
 def reinforce_params(settings: Settings) -> ReinforceParams:
     s = settings
     return ReinforceParams(
         boost_step=s.boost_step, strength_max=s.strength_max,
         cross_domain_threshold=s.cross_domain_threshold, review_low=s.review_band_low,
         review_high=s.review_band_high, feedback_penalty=s.feedback_penalty,
+        spaced_use_hours=s.spaced_use_hours,
     )
 
 

@@ -85,6 +85,7 @@ class Settings:
 
     # reinforcement and review (SPEC §3.4–3.5)
     boost_step: float = 0.1
+    spaced_use_hours: float = 12.0
     strength_max: float = 2.0
     cross_domain_threshold: float = 0.3
     review_band_low: float = 0.15
@@ -325,6 +326,8 @@ def _validate(s: Settings) -> None:
         problems.append(
             f"embedding_runtime must be auto, onnx or torch, not {s.embedding_runtime!r}"
         )
+    if s.spaced_use_hours < 0:
+        problems.append("spaced_use_hours must not be negative (0: every use counts)")
     if s.resave_window_hours < 0:
         problems.append("resave_window_hours must not be negative (0: every save counts)")
     if not 0 <= s.port < 65536:

@@ -66,6 +66,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "Reinforcement and review",
         (
             "boost_step",
+            "spaced_use_hours",
             "strength_max",
             "cross_domain_threshold",
             "review_band_low",
@@ -183,6 +184,8 @@ HELP: dict[str, str] = {
         "Cap on active memories; the weakest unpinned are archived above it (0: no cap)."
     ),
     "boost_step": "Strength added by a boosted touch or cross-domain use.",
+    "spaced_use_hours": "A use counts toward promotion only this long after the memory's "
+                        "previous use (uses closer together count once).",
     "strength_max": "Upper bound of strength.",
     "cross_domain_threshold": "Jaccard similarity of tags below which a use is cross-domain.",
     "review_band_low": "Lower score of the spaced-repetition danger zone.",

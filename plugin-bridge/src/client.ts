@@ -95,7 +95,7 @@ export interface SearchOptions {
   windowDays?: number;
   memoriesOnly?: boolean;
   includeReview?: boolean;
-  /** Only results at or above the daemon's match threshold (`matched: true`). */
+  /** Only results above the daemon's match threshold (`matched: true`). */
   matchedOnly?: boolean;
   /** Only results with at least this relevance (0..1). */
   minRelevance?: number;

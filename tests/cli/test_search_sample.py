@@ -127,7 +127,7 @@ def test_matched_only_keeps_the_real_matches(env: dict[str, str]) -> None:
     only = invoke_json(["search", "restic backups to the NAS", "--matched-only", "--now", NOW],
                        env=env)
     assert only["results"]
-    assert all(h["matched"] and h["relevance"] >= 0.5 for h in only["results"])
+    assert all(h["matched"] and h["relevance"] > 0.5 for h in only["results"])
     assert [h["path"] for h in only["results"]] == [
         h["path"] for h in everything["results"] if h["matched"]]
     higher = invoke_json(["search", "restic backups to the NAS", "--min-relevance", "0.9",
@@ -135,3 +135,24 @@ def test_matched_only_keeps_the_real_matches(env: dict[str, str]) -> None:
     assert all(h["relevance"] >= 0.9 for h in higher["results"])
     bad = invoke(["search", "x", "--min-relevance", "2", "--now", NOW], env=env)
     assert bad.exit_code != 0
+
+
+def test_status_files_lists_what_is_indexed_with_each_memorys_state(
+        env: dict[str, str]) -> None:
+    """`vaultmem status --files`: every indexed note with its chunks; memories with their id,
+    status and score."""
+    data = invoke_json(["status", "--files", "--now", NOW], env=env)
+    files = {item["path"]: item for item in data["coverage"]["files"]}
+    assert len(files) == data["notes"]
+    memories = {p: f for p, f in files.items() if f["memory"] is not None}
+    assert memories and all(p.startswith("memories/") for p in memories)
+    for item in memories.values():
+        assert item["memory"]["status"] in ("active", "promoted", "archived")
+        assert item["memory"]["score"] >= 0 and item["memory"]["id"]
+    regular = [f for p, f in files.items() if not p.startswith("memories/")]
+    assert regular and all(f["memory"] is None and f["chunks"] >= 1 for f in regular
+                           if f["status"] == "indexed")
+    text = invoke(["status", "--files", "--now", NOW], env=env).output
+    some = next(iter(memories))
+    assert any(some in line and "memory " in line and "score" in line
+               for line in text.splitlines())

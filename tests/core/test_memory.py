@@ -41,6 +41,7 @@ def test_full_round_trip() -> None:
         created=NOW - timedelta(days=3),
         last_used=NOW,
         use_count=4,
+        spaced_uses=3,
         strength=1.25,
         status=PROMOTED,
         type="decision",

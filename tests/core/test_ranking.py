@@ -254,3 +254,14 @@ def test_each_notes_snippet_is_its_best_fused_chunk_ties_to_the_first_chunk_id(
         expected.setdefault(f"{chunk_id.split('#')[0]}.md", chunk_id)
     found = signals(vector, text)
     assert {path: s.best.chunk_id for path, s in found.items()} == expected
+
+
+def test_a_result_exactly_at_the_threshold_is_not_a_match() -> None:
+    """The boundary is exclusive (measured: bench/match_boundary.py, docs/protocol.md)."""
+    from vaultmem.core.ranking import MATCH_FLOOR, MATCH_THRESHOLD, is_match
+
+    assert not is_match(MATCH_THRESHOLD) and is_match(MATCH_FLOOR)
+    assert MATCH_THRESHOLD < MATCH_FLOOR < MATCH_THRESHOLD + 1e-12
+    # `--matched-only` keeps relevance >= MATCH_FLOOR: exactly the results `is_match` accepts
+    for relevance in (0.0, 0.4999999, MATCH_THRESHOLD, MATCH_FLOOR, 0.5000001, 1.0):
+        assert (relevance >= MATCH_FLOOR) is is_match(relevance)

@@ -71,3 +71,43 @@ def test_the_judged_set_is_large_enough_and_the_rule_alone_finds_every_update() 
     # the text rule alone finds every judged update; the cosine threshold is what keeps the
     # paraphrases and unrelated facts out (measured by bench/eval_updates.py)
     assert missed == []
+
+
+def test_the_reason_names_the_value_the_new_text_says_it_replaces() -> None:
+    """Reported: "capped at +4" -> "at +5 ... instead of +4" was explained as "2 → 5"."""
+    old = "Sneak attack bonus is capped at +4 for level 2 rogues."
+    new = "Sneak attack bonus is now capped at +5 for rogues instead of +4."
+    assert value_change(old, new) == "a value changed: 4 → 5"
+    assert value_change("The staging database runs on port 5433, not 5432.",
+                        "The staging database now runs on port 6543 instead of 5433."
+                        ) == "a value changed: 5433 → 6543"
+    assert value_change("Backups run at 02:00.", "Backups run at 03:30 (was 02:00).") == (
+        "a value changed: 02:00 → 03:30")
+
+
+@pytest.mark.parametrize(("old", "new", "said"), [
+    ("Встречи проходят по вторникам в переговорной А.",
+     "Теперь встречи проходят по средам вместо вторников.", "теперь"),
+    ("Das Team trifft sich am Dienstag im Raum A.",
+     "Das Team trifft sich jetzt am Mittwoch statt am Dienstag.", "jetzt"),
+    ("La réunion d'équipe a lieu le mardi.",
+     "La réunion d'équipe a désormais lieu le mercredi au lieu du mardi.", "désormais"),
+    ("La reunión del equipo es los martes.",
+     "La reunión del equipo ahora es los miércoles en lugar de los martes.", "ahora"),
+    ("团队会议在周二举行。", "团队会议现在改为周三举行。", "现在"),
+    ("チーム会議は火曜日です。", "チーム会議は今は水曜日です。", "今は"),
+    ("팀 회의는 화요일입니다.", "팀 회의는 이제 수요일입니다.", "이제"),
+])
+def test_cues_in_every_supported_language(old: str, new: str, said: str) -> None:
+    reason = value_change(old, new)
+    assert reason is not None and reason.startswith(f"it says {said!r}"), reason
+    assert said not in reason.split("names what is new:")[1]  # the cue is no news
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Встречи проходят по вторникам.", "Встречи проходят по вторникам."),
+    ("Das Team trifft sich am Dienstag.", "Am Dienstag trifft sich das Team."),
+    ("团队会议在周二举行。", "团队会议在周二举行。"),
+])
+def test_a_restatement_in_another_language_is_not_an_update(old: str, new: str) -> None:
+    assert value_change(old, new) is None

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.intake_gate import load as load_judged
 from tests.core.test_intake import B64, fake, jwt, pem, upper_fake
 from vaultmem.api.client import Client
 from vaultmem.api.ops import Api
@@ -46,6 +47,7 @@ from vaultmem.core.intake import (
     SLACK_TOKEN,
     SLACK_WEBHOOK,
     STRIPE_KEY,
+    find_secret,
 )
 from vaultmem.errors import Refused
 from vaultmem.vault.frontmatter import parse
@@ -155,6 +157,27 @@ def test_every_secret_kind_is_refused_and_stored_nowhere(
     for kind, _, secret in CASES:
         assert files_containing(secret, app.root, app.data_dir) == [], kind
         assert secret not in caplog.text, kind
+
+
+@pytest.mark.timeout(120)
+def test_every_judged_plain_words_secret_is_refused_and_stored_nowhere(
+    app: App, api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The judged set's secrets that the gate refuses (bench/intake_gate.py: all but the few it
+    misses) leave no trace: no note, no index row, no journal line, no file name, no log line."""
+    caplog.set_level(logging.DEBUG)
+    api.call("save", {"content": "A first, harmless memory: the zorblefrump door sticks."})
+    before = digest(app.root, app.data_dir)
+    refused = [row.text for row in load_judged() if row.secret and find_secret(row.text)]
+    assert len(refused) >= 100
+    for text in refused:
+        with pytest.raises(Refused) as answer:
+            api.call("save", {"content": text, "tags": ["home"]})
+        assert text not in answer.value.message
+    assert digest(app.root, app.data_dir) == before  # paths are the keys: no new file names
+    for text in refused:
+        assert files_containing(text, app.root, app.data_dir) == []
+        assert text not in caplog.text
 
 
 @pytest.mark.timeout(60)
@@ -417,3 +440,25 @@ def test_a_saved_memorys_title_is_its_whole_first_sentence(
     text = (app.root / saved["memory"]["path"]).read_text(encoding="utf-8")
     assert f"\n# {heading}\n" in text
     assert "…" not in text
+
+
+# spaced uses (SPEC §3.5) ---------------------------------------------------------------------
+
+@pytest.mark.timeout(60)
+def test_a_save_and_a_touch_a_minute_apart_do_not_make_a_memory_permanent(app: App) -> None:
+    """The reported case: 2 uses a minute apart, score 1.667, promoted at the next sweep. Now
+    the touch counts once with the save; the same touch the next day counts."""
+    saved = app.api(clock=lambda: NOW).call(
+        "save", {"content": "The NAS admin page is on port 5000 behind the reverse proxy."})
+    memory_id = saved["memory"]["id"]
+    later(app, minutes=1).call("touch", {"id": memory_id})
+    hour = later(app, hours=1)
+    shown = hour.call("get", {"id": memory_id})
+    assert shown["use_count"] == 2 and shown["decision"] == "keep"
+    assert "1 use(s) spaced in time" in shown["reason"]
+    assert hour.call("sweep", {"dry_run": False})["promoted"] == []
+    note = (app.root / shown["path"]).read_text(encoding="utf-8")
+    assert "stm_spaced_uses: 1" in note and "stm_use_count: 2" in note
+    later(app, days=1).call("touch", {"id": memory_id})
+    promoted = later(app, days=1, hours=1).call("sweep", {"dry_run": False})["promoted"]
+    assert [item["id"] for item in promoted] == [memory_id]

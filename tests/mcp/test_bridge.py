@@ -200,7 +200,8 @@ def test_save_search_get_touch_observe_related(daemon: DaemonProcess, vault: Pat
             again = await ok(s, "save_memory", {"content": content})
             assert again["created"] is False and again["reinforced"]["id"] == memory["id"]
             assert again["reinforced"]["counted"] is False  # saved again at once: not a use
-            assert "(refused)" in await fails(s, "save_memory", {"content": "too short"})
+            assert "at least 12 characters" in await fails(s, "save_memory",
+                                                           {"content": "too short"})
 
             found = await ok(s, "search_memory", {"query": "garden shed key pantry", "top_k": 3})
             first = found["results"][0]
@@ -403,7 +404,9 @@ def test_invalid_arguments_are_refused_before_reaching_the_daemon(stopped: Daemo
         ("save_memory", {"content": "long enough to save", "type": "gossip"},
          "type must be one of"),
         ("search_memory", {"query": "x", "top_k": 0}, "top_k must be between 1 and 200"),
-        ("search_memory", {"query": "x", "all_tags": ["a"]}, "unknown field(s) all_tags"),
+        ("search_memory", {"query": "x", "tags_all": ["a"]}, "unknown field(s) tags_all"),
+        ("save_memory", {"content": "x" * 20_001}, "at most 20000 characters"),
+        ("touch_memory", {}, "exactly one of id or path"),
         ("touch_memory", {"id": SESSIONS_ID, "boost": "yes"}, "boost must be true or false"),
         ("feedback", {"id": SESSIONS_ID}, "missing required field(s) helpful"),
         ("related_notes", {"id": SESSIONS_ID, "path": SESSIONS}, "exactly one of id or path"),

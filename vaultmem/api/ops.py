@@ -18,7 +18,7 @@ from vaultmem.api.memory_ops import Answer, Handler, MemoryOps
 from vaultmem.api.validation import validate_body
 from vaultmem.api.wire import to_wire
 from vaultmem.core.json_types import JSON
-from vaultmem.core.ranking import MATCH_THRESHOLD
+from vaultmem.core.ranking import MATCH_FLOOR
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.freshness import Freshness
 from vaultmem.engine.index_ports import Progress
@@ -161,7 +161,7 @@ class Api(MemoryOps):
             folder=body.get("folder"), window_days=body.get("window_days"),
             include_regular=not body["memories_only"],
         )
-        floor = MATCH_THRESHOLD if body["matched_only"] else 0.0
+        floor = MATCH_FLOOR if body["matched_only"] else 0.0
         answer = self.search.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
                                     include_review=body["include_review"],
                                     min_relevance=max(floor, body.get("min_relevance", 0.0)))

@@ -72,7 +72,7 @@ REQUESTS: dict[str, Schema] = {
         "memories_only": {**BOOL, "default": False},
         "include_review": {**BOOL, "default": True},
         "matched_only": {**BOOL, "default": False,
-                         "description": "Only real matches: relevance at least the match "
+                         "description": "Only real matches: relevance above the match "
                                         "threshold (0.5); no results means nothing relevant."},
         "min_relevance": {"type": "number", "minimum": 0, "maximum": 1,
                           "description": "Only results with at least this relevance (0-1)."},

@@ -124,7 +124,7 @@ def reindex(ctx: Context, full: bool, choose_model: bool) -> None:
 @click.option("--memories-only", is_flag=True, help="Leave out regular notes.")
 @click.option("--no-review", is_flag=True, help="Do not blend in spaced-repetition items.")
 @click.option("--matched-only", is_flag=True,
-              help="Only real matches (relevance >= 0.5): none means nothing relevant.")
+              help="Only real matches (relevance above 0.5): none means nothing relevant.")
 @click.option("--min-relevance", type=click.FloatRange(0, 1),
               help="Only results with at least this relevance (0-1).")
 def search(ctx: Context, query: str, top_k: int | None, tags_any: tuple[str, ...],
@@ -335,12 +335,12 @@ def run(ctx: Context, log_level: str) -> None:
               type=click.Choice(["debug", "info", "warning", "error"]))
 def mcp(ctx: Context, log_level: str) -> None:
     """Serve the memory tools to an MCP client over stdio (talks to the running daemon)."""
-    from vaultmem.app import start_command
+    from vaultmem.app import content_chars, start_command
     from vaultmem.mcp.server import Bridge, serve_stdio
 
     paths = ctx.paths
-    serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path)),
-                log_level)
+    serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path),
+                       content_chars=content_chars(ctx.settings)), log_level)
 
 
 @cli.command()

@@ -44,6 +44,21 @@ def show_sync(d: dict[str, Any]) -> None:
         _echo(f"  failed: {path}: {reason}")
 
 
+def placement(results: list[dict[str, Any]], index: int) -> str:
+    """Why a result stands where it does when `final` (the ranking key) does not say: a review
+    item blended in after the primary results, a superseded memory just below its successor."""
+    hit = results[index]
+    if hit["review"]:
+        return "  [review: placed after the primary results]"
+    successor = hit.get("superseded_by")
+    above = results[index - 1] if index > 0 else None
+    if not successor or above is None or above["final"] >= hit["final"]:
+        return ""
+    # its successor is listed above it (other memories it replaced may stand between them)
+    place = next((n for n in range(index) if results[n]["id"] == successor["id"]), None)
+    return "" if place is None else f"  [placed below its successor, {place + 1}.]"
+
+
 def show_search(d: dict[str, Any]) -> None:
     results = d["results"]
     if d.get("indexing"):
@@ -58,11 +73,10 @@ def show_search(d: dict[str, Any]) -> None:
     for n, hit in enumerate(results, 1):
         kind = "memory" if hit["id"] else "note"
         score = "" if hit["score"] is None else f"  memory score {hit['score']:.3f}"
-        review = "  [review]" if hit["review"] else ""
         weak = "" if hit.get("matched") else "  (weak)"
         _echo(f"{n}. {hit['title']}  ({kind}: {hit['path']})")
         _echo(f"   relevance {hit['relevance']:.3f}{weak}{score}  "
-              f"final {hit['final']:.3f}{review}")
+              f"final {hit['final']:.3f}{placement(results, n - 1)}")
         if hit["snippet"]:
             _echo(f"   {hit['snippet']}")
         successor = hit.get("superseded_by")
@@ -197,7 +211,10 @@ def show_status(d: dict[str, Any]) -> None:
     for problem in cov["problems"]:
         _echo(f"  problem: {problem}")
     for item in cov.get("files", []):
-        click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}")
+        memory = item.get("memory")
+        state = "" if not memory else (f"  memory {memory['status']}, score "
+                                       f"{memory['score']:.3f}")
+        click.echo(f"  {item['status']:8} {item['chunks']:4}  {item['path']}{state}")
     _show_daemon(d.get("daemon"))
     _show_sync(d.get("sync"))
 

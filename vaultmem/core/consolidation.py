@@ -10,7 +10,7 @@ from datetime import datetime
 
 from .decay import DecayParams, effective_half_life
 from .intake import tag_key
-from .memory import ACTIVE, MemoryState
+from .memory import ACTIVE, MemoryState, counted_uses
 
 MERGE = "merge"
 REVIEW = "review"
@@ -132,7 +132,14 @@ def merge_states(
         cross_domain_count=sum(state.cross_domain_count for state in states),
         tags=_tag_union(states),
         uses_by=_summed_uses_by(states),
+        spaced_uses=_spaced_sum(states),
     )
+
+
+def _spaced_sum(states: Sequence[MemoryState]) -> int | None:
+    """The merged memory's uses toward promotion: its members' spaced uses, summed."""
+    counted = sum(counted_uses(state) for state in states)
+    return counted if counted < sum(state.use_count for state in states) else None
 
 
 def _summed_uses_by(states: Sequence[MemoryState]) -> tuple[tuple[str, int], ...]:

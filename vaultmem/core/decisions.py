@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .decay import SECONDS_PER_DAY, DecayParams, elapsed_seconds, score
-from .memory import ACTIVE, ARCHIVED, PROMOTED, MemoryState, future_problem
+from .memory import ACTIVE, ARCHIVED, PROMOTED, MemoryState, counted_uses, future_problem
 
 KEEP = "keep"
 FORGET = "forget"
@@ -77,15 +77,16 @@ def decide(state: MemoryState, now: datetime, decay: DecayParams, policy: Policy
 def _promotion_reason(
     state: MemoryState, value: float, now: datetime, policy: Policy
 ) -> str | None:
-    if state.use_count >= policy.promote_min_uses and value >= policy.promote_threshold:
+    uses = counted_uses(state)
+    if uses >= policy.promote_min_uses and value >= policy.promote_threshold:
         return (
             f"score {value:.3f} >= promote threshold {policy.promote_threshold:g} "
-            f"with {state.use_count} uses"
+            f"with {uses} uses spaced in time"
         )
     age_days = _age_days(state, now)
-    if state.use_count >= policy.promote_use_count and age_days <= policy.promote_window_days:
+    if uses >= policy.promote_use_count and age_days <= policy.promote_window_days:
         return (
-            f"used {state.use_count} times (>= {policy.promote_use_count}) within "
+            f"used {uses} times spaced in time (>= {policy.promote_use_count}) within "
             f"{policy.promote_window_days:g} days of creation (age {max(age_days, 0.0):.1f} days)"
         )
     return None
@@ -123,7 +124,8 @@ def _keep_reason(state: MemoryState, value: float, policy: Policy) -> str:
     if value >= policy.promote_threshold:
         return (
             f"score {value:.3f} >= promote threshold {policy.promote_threshold:g} but only "
-            f"{state.use_count} use(s) (< {policy.promote_min_uses}): not reinforced yet"
+            f"{counted_uses(state)} use(s) spaced in time (< {policy.promote_min_uses}; "
+            f"{state.use_count} in all): not reinforced yet"
         )
     return (
         f"score {value:.3f} between forget threshold {policy.forget_threshold:g} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 
 STM_KEYS: tuple[str, ...] = (
@@ -13,6 +13,7 @@ STM_KEYS: tuple[str, ...] = (
     "stm_created",
     "stm_last_used",
     "stm_use_count",
+    "stm_spaced_uses",
     "stm_strength",
     "stm_status",
     "stm_type",
@@ -69,6 +70,8 @@ class MemoryState:
     supersedes: str | None = None
     # a detected update not confirmed yet: the id of the memory this one may replace
     possible_update_of: str | None = None
+    # the uses that count toward promotion (SPEC §3.5: spaced in time); None: all of them
+    spaced_uses: int | None = None
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -81,9 +84,22 @@ class MemoryState:
             raise ValueError("a memory cannot supersede itself")
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {self.status!r}")
-        for name in ("use_count", "review_count", "cross_domain_count"):
-            if getattr(self, name) < 0:
+        for name in ("use_count", "review_count", "cross_domain_count", "spaced_uses"):
+            if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+
+def counted_uses(state: MemoryState) -> int:
+    """The uses that count toward promotion: spaced in time (`core.reinforce.touch`); a memory
+    without `stm_spaced_uses` (all its uses spaced, or written before the rule) counts all."""
+    if state.spaced_uses is None:
+        return state.use_count
+    return min(state.spaced_uses, state.use_count)
+
+
+def with_counted_uses(state: MemoryState, counted: int) -> MemoryState:
+    """`state` with `counted` uses toward promotion (kept only when fewer than its uses)."""
+    return replace(state, spaced_uses=counted if counted < state.use_count else None)
 
 
 def is_memory(fields: Mapping[str, object]) -> bool:
@@ -155,6 +171,8 @@ def state_from_fields(fields: Mapping[str, object], tags: Sequence[str] = ()) ->
         superseded_by=_optional_str(fields, "stm_superseded_by") or None,
         supersedes=_optional_str(fields, "stm_supersedes") or None,
         possible_update_of=_optional_str(fields, "stm_possible_update_of") or None,
+        spaced_uses=(_count(fields, "stm_spaced_uses", default=0)
+                     if _present(fields, "stm_spaced_uses") is not None else None),
     )
 
 
@@ -165,6 +183,8 @@ def state_to_fields(state: MemoryState) -> dict[str, str | int | float | bool]:
         "stm_created": format_datetime(state.created),
         "stm_last_used": format_datetime(state.last_used),
         "stm_use_count": state.use_count,
+        "stm_spaced_uses": (state.spaced_uses if state.spaced_uses is not None
+                            and state.spaced_uses < state.use_count else None),
         "stm_strength": round(state.strength, 4),
         "stm_status": state.status,
         "stm_type": state.type,

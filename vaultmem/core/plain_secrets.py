@@ -13,6 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from vaultmem.core.credential_values import (
+    CJK_CREDENTIAL,
+    CREDENTIAL_WORD,
+    LOGS_IN,
+    cjk_credential,
+    digits_credential,
+    logs_in_with,
+    pair_credential,
+    words_credential,
+)
 from vaultmem.core.lazy_re import lazy_compile
 
 PLAIN_PASSWORD = "password in plain words"
@@ -190,4 +200,9 @@ PLAIN_RULES: tuple[PlainRule, ...] = (
     (PLAIN_PASSWORD, _BARE, _bare_ok),
     (PLAIN_PASSWORD, _NAMED_AFTER, _named_after_ok),
     (LOGIN, _LOGIN_STATED, _login_ok),
+    (PIN, CREDENTIAL_WORD, digits_credential),
+    (PLAIN_PASSWORD, CREDENTIAL_WORD, words_credential),
+    (LOGIN, CREDENTIAL_WORD, pair_credential),
+    (LOGIN, LOGS_IN, logs_in_with),
+    (PLAIN_PASSWORD, CJK_CREDENTIAL, cjk_credential),
 )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from .intake import tag_key
-from .memory import MemoryState
+from .memory import MemoryState, counted_uses, with_counted_uses
 
 
 @dataclass(frozen=True)
@@ -20,8 +20,12 @@ class ReinforceParams:
     review_low: float
     review_high: float
     feedback_penalty: float
+    # SPEC §3.5: a use counts toward promotion only this long after the memory's previous use
+    spaced_use_hours: float
 
     def __post_init__(self) -> None:
+        if self.spaced_use_hours < 0:
+            raise ValueError(f"spaced_use_hours must be >= 0, got {self.spaced_use_hours}")
         if self.boost_step < 0 or self.feedback_penalty < 0:
             raise ValueError("boost_step and feedback_penalty must be >= 0")
         if not 0 < self.strength_max <= 2.0:
@@ -42,18 +46,28 @@ def touch(
 ) -> MemoryState:
     """One more use: last_used = now, use_count + 1, optionally a strength boost.
 
+    The use counts toward promotion (`counted_uses`) only when it is spaced: at least
+    `spaced_use_hours` after the memory's previous use (SPEC §3.5). Uses in one span -- one
+    conversation, a save and a touch a minute apart -- count once, however many there are.
     last_used never moves backwards, so a touch from a device whose clock lags cannot age a
     memory.
     """
     if now.utcoffset() is None:
         raise ValueError(f"now must be a timezone-aware datetime, got {now!r}")
     delta = params.boost_step if boost else 0.0
-    return replace(
+    counted = counted_uses(state) + (1 if spaced(state, now, params) else 0)
+    used = replace(
         state,
         last_used=max(state.last_used, now),
         use_count=state.use_count + 1,
         strength=_clamp(state.strength + delta, params),
     )
+    return with_counted_uses(used, counted)
+
+
+def spaced(state: MemoryState, now: datetime, params: ReinforceParams) -> bool:
+    """Whether a use at `now` is spaced from the memory's previous use (SPEC §3.5)."""
+    return (now - state.last_used).total_seconds() >= params.spaced_use_hours * 3600.0
 
 
 def resave_counts(state: MemoryState, now: datetime, window_hours: float) -> bool:

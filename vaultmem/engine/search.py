@@ -10,12 +10,13 @@ from datetime import datetime
 from pathlib import Path
 
 from vaultmem.core.decay import score
+from vaultmem.core.display import display_text
 from vaultmem.core.memory import ACTIVE
 from vaultmem.core.ranking import (
-    MATCH_THRESHOLD,
     Ranked,
     RankingParams,
     blend_review,
+    is_match,
     note_signals,
     rank_notes,
     rerank,
@@ -82,7 +83,8 @@ class Search:
         min_relevance: float = 0.0,
     ) -> SearchResult:
         """Hybrid search (docs/architecture.md, "Search"). Only notes whose relevance is at
-        least `min_relevance` are returned (MATCH_THRESHOLD: real matches only)."""
+        least `min_relevance` are returned (MATCH_FLOOR: real matches only, relevance above
+        MATCH_THRESHOLD)."""
         query = query.strip()
         if not 0.0 <= min_relevance <= 1.0:
             raise InvalidInput("min_relevance must be between 0 and 1")
@@ -161,10 +163,10 @@ class Search:
         return SearchHit(
             path=ranked.path, title=title,
             uri=obsidian_uri(self._params.vault_name, ranked.path),
-            snippet=snippet(ranked.text, query),
+            snippet=snippet(display_text(ranked.text, title), query),
             relevance=ranked.relevance, score=ranked.memory_score, final=ranked.final,
             review=ranked.review, memory_id=memory.state.id if memory else None, tags=tuple(tags),
-            matched=ranked.relevance >= MATCH_THRESHOLD,
+            matched=is_match(ranked.relevance),
         )
 
     # helpers ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from vaultmem.core.decay import score
 from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ACTIVE, MemoryState
 from vaultmem.core.planning import plan_sweep
@@ -60,10 +61,7 @@ class Status:
                      "promote": len(plan.promote)}
         coverage = coverage_json(records, self._rules.problems)
         if per_file:
-            coverage["files"] = [
-                {"path": r.path, "status": r.status, "reason": r.reason, "chunks": r.chunk_count}
-                for r in sorted(records.values(), key=lambda r: r.path)
-            ]
+            coverage["files"] = self._files(records, dict(states), now)
         return {
             "vault": str(self._root),
             "notes": len(records),
@@ -75,6 +73,18 @@ class Status:
                       "reason": self._model.reason},
             "languages": self._languages(records),
         }
+
+    def _files(self, records: dict[str, NoteRecord], states: dict[str, MemoryState],
+               now: datetime) -> list[JSON]:
+        """Every file the index knows: its index status and chunks, and for a memory note its
+        id, status and score as of `now` (`vaultmem status --files`)."""
+        return [
+            {"path": r.path, "status": r.status, "reason": r.reason, "chunks": r.chunk_count,
+             "memory": None if (state := states.get(r.path)) is None else {
+                 "id": state.id, "status": state.status,
+                 "score": round(score(state, now, self._params.decay), 6)}}
+            for r in sorted(records.values(), key=lambda r: r.path)
+        ]
 
     def _languages(self, records: dict[str, NoteRecord]) -> JSON:
         """How much of the vault is not English, judged on a sample of its indexed notes (read

@@ -23,9 +23,10 @@ from mcp.server.stdio import stdio_server
 
 from vaultmem import __version__
 from vaultmem.api.client import Client, discover
+from vaultmem.config import Settings
 from vaultmem.errors import DaemonError, InvalidInput, VaultmemError
-from vaultmem.mcp.tool_spec import ToolSpec
-from vaultmem.mcp.tools import GUIDE, TOOLS, TOOLS_BY_NAME
+from vaultmem.mcp.tool_spec import ToolSpec, with_content_limits
+from vaultmem.mcp.tools import GUIDE, TOOLS_BY_NAME
 
 log = logging.getLogger("vaultmem.mcp")
 
@@ -36,15 +37,24 @@ class NotRunning(DaemonError):
     """No daemon serves the vault (the message says how to start one)."""
 
 
+DEFAULT_CONTENT_CHARS = (Settings().min_content_chars, Settings().max_content_chars)
+
+
 class Bridge:
     """Tool calls in, daemon requests out; every outcome is a CallToolResult."""
 
     def __init__(self, vault: Path, data_dir: Path, start_command: str,
-                 connect: Connect = discover) -> None:
+                 connect: Connect = discover, *,
+                 content_chars: tuple[int, int] = DEFAULT_CONTENT_CHARS) -> None:
         self.vault = vault
         self.data_dir = data_dir
         self.start_command = start_command
         self._connect = connect
+        # the tools publish the save gate's content limits (`min_content_chars`,
+        # `max_content_chars` of the vault's settings), not only the wire's hard cap
+        self.tools: dict[str, ToolSpec] = {
+            name: with_content_limits(spec, *content_chars)
+            for name, spec in TOOLS_BY_NAME.items()}
 
     def not_running_message(self) -> str:
         return (f"The vaultmem daemon is not running for the vault {self.vault}, so no memory "
@@ -52,10 +62,10 @@ class Bridge:
                 "- then call the tool again.")
 
     def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
-        spec = TOOLS_BY_NAME.get(name)
+        spec = self.tools.get(name)
         if spec is None:
             return error_result(f"unknown tool {name!r}: use one of "
-                                f"{', '.join(TOOLS_BY_NAME)}")
+                                f"{', '.join(self.tools)}")
         try:
             body = spec.request({} if arguments is None else arguments)
         except InvalidInput as exc:
@@ -107,7 +117,7 @@ def mcp_tool(spec: ToolSpec) -> types.Tool:
 
 
 def build_server(bridge: Bridge) -> Server[Any]:
-    tools = [mcp_tool(spec) for spec in TOOLS]
+    tools = [mcp_tool(spec) for spec in bridge.tools.values()]
 
     async def list_tools(ctx: ServerRequestContext[Any],
                          params: types.PaginatedRequestParams | None) -> types.ListToolsResult:

@@ -40,6 +40,9 @@ DRY_RUN = ("true (default): only list what would change; false: apply it (notes 
            "never deleted).")
 
 
+APPLY = {"apply": "dry_run"}  # the daemon's `apply` is the tools' `dry_run`, inverted
+
+
 def _apply_unless_dry_run(arguments: JSON) -> JSON:
     """The daemon's `apply` flag from a tool's `dry_run` argument."""
     return {"apply": not arguments["dry_run"]}
@@ -93,8 +96,11 @@ def _search() -> ToolSpec:
         "unless used; a strongly relevant old memory is still found). Use it before answering "
         "about the user's projects, setup, preferences or past decisions. Each result: id (null "
         "for a regular note), title, path, uri (an obsidian:// link to cite), snippet, tags, "
-        "relevance (0-1, the same scale for every query: 0.5 and above is a real match), matched "
-        "(relevance >= 0.5), score (memory score, null for regular notes), final (the ranking key) "
+        "relevance (0-1, the same scale for every query: above 0.5 is a real match), matched "
+        "(relevance above 0.5), score (memory score, null for regular notes), final (the "
+        "ranking key: results come best final first, except a superseded memory, listed just "
+        "below its "
+        "successor, and review items, listed last) "
         "and review (true: a fading memory blended in for spaced repetition; mention it if it "
         "helps and report it with observe_memory_usage). A memory replaced by a newer one "
         "carries superseded_by {id, title, path, uri} (null otherwise) and ranks below its "
@@ -107,14 +113,16 @@ def _search() -> ToolSpec:
             query="What to look for: a question or keywords, in the user's words.",
             top_k="How many results (1-200, default 10).",
             tags={"description": f"Only notes with any of these tags. {TAG_NOTE}"},
+            all_tags={"description": f"Only notes with all of these tags. {TAG_NOTE}"},
             type="Only memories of this type (decision, pattern, convention, issue, "
                  "preference, fact); leaves out regular notes.",
             status="Memory statuses to include: active, promoted, archived (default: active and "
                    "promoted). Add archived to look into forgotten memories.",
             folder="Only notes under this vault folder, e.g. Projects/Crumb.",
             window_days="Only memories used, or notes edited, within this many days.",
+            memories_only="true: only saved memories, no regular notes (default false).",
             include_review="Blend in fading memories for spaced repetition (default true).",
-            matched_only="true: only real matches (relevance >= 0.5); an empty list then "
+            matched_only="true: only real matches (relevance above 0.5); an empty list then "
                          "means the vault holds nothing relevant. Default false: the best "
                          "results whatever their relevance, each with matched true/false.",
             min_relevance="Only results with at least this relevance (0-1).",
@@ -181,8 +189,11 @@ def _reinforcing() -> list[ToolSpec]:
             "Record that a memory was used (last_used = now, use_count + 1), which keeps it "
             "from fading; boost=true also raises its strength by a step (0.1 by default, max "
             "2). For memories used in a conversation prefer observe_memory_usage; to say "
-            "whether one helped, use feedback. Answers with the memory after the use.",
-            tool_schema("touch", ("id",), id=REF, boost="Also raise the strength (default false)."),
+            "whether one helped, use feedback. Give exactly one of id or path. Answers with the "
+            "memory after the use.",
+            tool_schema("touch", (), id=REF, path="The memory note's vault-relative path.",
+                        boost="Also raise the strength (default false)."),
+            exactly_one_of=("id", "path"),
         ),
         ToolSpec(
             "observe_memory_usage", "Report memories used", "observe",
@@ -227,8 +238,8 @@ def _lifecycle() -> list[ToolSpec]:
             "to memories/archive/, where they stay restorable; nothing is deleted. Pinned "
             "memories and memories less than a day old are never forgotten. Answer: {dry_run, "
             "archive: [what qualifies, with reasons], archived: [moves], kept}.",
-            tool_schema("gc", (), dry_run=dry_run),
-            to_body=_apply_unless_dry_run,
+            tool_schema("gc", (), reached_by=APPLY, dry_run=dry_run),
+            to_body=_apply_unless_dry_run, reached_by=APPLY,
         ),
         ToolSpec(
             "promote_memory", "Promote to a long-term note", "promote",
@@ -252,8 +263,8 @@ def _lifecycle() -> list[ToolSpec]:
             "Nothing is deleted. The daemon also does it on its own every few minutes. Answer: "
             "{dry_run, duplicates: [{id, canonical, copies, use_count}], merged, "
             "git_conflicts}.",
-            tool_schema("reconcile", (), dry_run=dry_run),
-            to_body=_apply_unless_dry_run,
+            tool_schema("reconcile", (), reached_by=APPLY, dry_run=dry_run),
+            to_body=_apply_unless_dry_run, reached_by=APPLY,
         ),
         ToolSpec(
             "restore_memory", "Restore an archived memory", "restore",

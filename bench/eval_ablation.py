@@ -73,12 +73,15 @@ def checks(sets: list[CapturedSet], params: RankingParams) -> dict[str, float]:
 
 
 def _for_model(params: RankingParams, model: str) -> RankingParams:
-    """`params` with the cosine scale of `model`'s vectors, as Search takes it."""
-    from vaultmem.index.multilingual import COSINE_SCALE
+    """`params` with the values of `model`'s vectors, as Search takes them."""
+    from vaultmem.engine.search import ranking_for
+    from vaultmem.index.multilingual import MULTILINGUAL_NAME
 
     if model != "multilingual":
         return params
-    return replace(params, cosine_none=COSINE_SCALE[0], cosine_full=COSINE_SCALE[1])
+    own = ranking_for(MULTILINGUAL_NAME)
+    return replace(params, cosine_none=own.cosine_none, cosine_full=own.cosine_full,
+                   text_weight=own.text_weight)
 
 
 def _metric(rows: list, params: RankingParams, metric: str) -> float:

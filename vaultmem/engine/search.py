@@ -35,7 +35,7 @@ from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.index import inference
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
-from vaultmem.index.embedders import cosine_scale
+from vaultmem.index.embedders import model_ranking
 
 REVIEW_RELEVANCE_FLOOR = 0.3
 # Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.
@@ -46,11 +46,14 @@ NO_FILTERS = SearchFilters()
 
 
 def ranking_for(model_name: str) -> RankingParams:
-    """The ranking's values for a model: its own cosine scale where it has one."""
-    scale = cosine_scale(model_name)
-    if scale is None:
+    """The ranking's values for a model: its own cosine scale and text weight where it has
+    them."""
+    values = model_ranking(model_name)
+    if values is None:
         return RankingParams()
-    return RankingParams(cosine_none=scale[0], cosine_full=scale[1])
+    cosine_none, cosine_full, text_weight = values
+    return RankingParams(cosine_none=cosine_none, cosine_full=cosine_full,
+                         text_weight=text_weight)
 
 
 class Search:

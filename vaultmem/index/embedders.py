@@ -308,13 +308,16 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
     return _prompted(inner, options, files)
 
 
-def cosine_scale(model_name: str) -> tuple[float, float] | None:
-    """(cosine of unrelated texts, cosine of texts clearly about the same thing) for a bundled
-    model whose scale is not all-MiniLM-L6-v2's (core/relevance.py), else None. e5's cosines
-    crowd high: texts with nothing in common still score ~0.8 (docs/benchmarks.md)."""
-    from vaultmem.index.multilingual import COSINE_SCALE, MULTILINGUAL_NAME
+def model_ranking(model_name: str) -> tuple[float, float, float] | None:
+    """(cosine of unrelated texts, of texts about the same thing, text weight): the ranking
+    values a bundled model needs in place of the defaults,
+    which are all-MiniLM-L6-v2's: e5's cosines crowd high (texts with nothing in common still
+    score ~0.8, docs/benchmarks.md) and its meaning is worth more against the words."""
+    from vaultmem.index.multilingual import COSINE_SCALE, MULTILINGUAL_NAME, TEXT_WEIGHT
 
-    return COSINE_SCALE if model_name.startswith(MULTILINGUAL_NAME) else None
+    if not model_name.startswith(MULTILINGUAL_NAME):
+        return None
+    return COSINE_SCALE[0], COSINE_SCALE[1], TEXT_WEIGHT
 
 
 def _multilingual(options: EmbedderOptions | None) -> Embedder:

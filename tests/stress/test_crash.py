@@ -120,7 +120,10 @@ class CrashRun:
     def stop(self) -> None:
         self.daemon.stop(signal.SIGTERM)
 
-    def cycle(self, number: int) -> str:
+    def cycle(self, number: int, *, kill: bool = True) -> str:
+        """One cycle: the workload for a random while, then SIGKILL (`kill`) or a clean stop
+        (SIGTERM: the concurrent writers' run, answered or cut off by the stop), a restart and
+        every check."""
         url, token = self._endpoint()
         live = self._live_ids()
         tracked = self.rng.sample(live, min(TRACKED, len(live)))
@@ -134,8 +137,12 @@ class CrashRun:
         actor.start()
         try:
             time.sleep(delay)
-            self.daemon.kill()
-            self.kills += 1
+            if kill:
+                self.daemon.kill()
+                self.kills += 1
+            else:
+                code = self.daemon.stop(signal.SIGTERM)
+                self.expect(code == 0, "clean stop", f"the daemon exited with {code}")
         finally:
             workload.stop()
             actor.stop()
@@ -150,8 +157,9 @@ class CrashRun:
         self.disk_actions.update(actor.actions)
         counts = workload.ledger.counts()
         acked = {k.split(":")[0]: v for k, v in counts.items() if k.endswith(":ack")}
-        return (f"kill {number}/{KILLS} after {delay:.2f}s: acked {sum(acked.values())} "
-                f"{dict(sorted(acked.items()))}, refused {_sum(counts, 'refused')}, "
+        return (f"{'kill' if kill else 'stop'} {number} after {delay:.2f}s: acked "
+                f"{sum(acked.values())} {dict(sorted(acked.items()))}, "
+                f"refused {_sum(counts, 'refused')}, "
                 f"in flight {_sum(counts, UNKNOWN)}, disk {sum(actor.actions.values())}, "
                 f"restart {restart:.1f}s, checks {sum(self.checks.values()) - passed} ok "
                 f"in {checking:.1f}s, "

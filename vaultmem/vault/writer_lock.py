@@ -108,17 +108,17 @@ class VaultLock:
         return self._fd is not None
 
     def acquire(self, wait_s: float = 0.0) -> None:
-        """Take the lock; VaultBusy naming the holder when a live process holds it for longer
-        than `wait_s` (a command's hold is short: a daemon starting waits for it)."""
+        """Take the lock; VaultBusy naming the holder when a daemon holds it, or a command for
+        longer than `wait_s` (a command's hold is short: a daemon starting waits for it)."""
         deadline = time.monotonic() + wait_s
         while True:
             fd = self._open()
             if fd is None:
                 return
             while not _try_lock(fd, fcntl.LOCK_EX):
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    holder = read_holder(self.path)
+                holder = read_holder(self.path)
+                if time.monotonic() >= deadline or (holder and holder.kind == DAEMON):
+                    os.close(fd)  # a daemon keeps it: no use waiting
                     raise VaultBusy(busy_message(self.root, self.path, holder), holder)
                 time.sleep(0.05)
             if _same_file(fd, self.path):

@@ -188,8 +188,6 @@ class ApiWorkload:
             outcome = UNSENT if isinstance(exc, NotSent) else UNKNOWN
             return self.ledger.add(Op(kind, outcome, 0, target, {**info, "why": str(exc)}))
         outcome = ACK if status < 300 else REFUSED if status < 500 else ERROR
-        if status == 503 and _stopping(answer):
-            outcome = UNKNOWN  # cut off by a clean stop (errors.Stopping), as by a kill
         info = {**info, "answer": answer}
         return self.ledger.add(Op(kind, outcome, status, target, info))
 
@@ -261,9 +259,3 @@ class ApiWorkload:
                          target=cluster["id"], members=[m["id"] for m in cluster["members"]])
 
 
-
-def _stopping(answer: Any) -> bool:
-    """The daemon's answer to a request a stop cut off: its writes may have happened."""
-    error = answer.get("error") if isinstance(answer, dict) else None
-    return isinstance(error, dict) and error.get("code") == "daemon" \
-        and str(error.get("message", "")).startswith("stopping")

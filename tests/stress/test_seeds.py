@@ -1,6 +1,8 @@
 """Many seeds of the three stress runs that write: crash (SIGKILL under the mixed workload),
 concurrent writes (the same API clients and disk actor, ended by a clean stop) and the hostile
-vault (a reindex beside file churn, which must settle). Each seed is one cycle whose random
+vault (a reindex beside file churn, which must settle). Concurrent writes: the crash run's
+API clients and disk actor writing at once, stopped, the daemon still serving, then every check
+of the crash run. Each seed is one cycle whose random
 choices all come from `random.Random(seed)`, every check of its run applied after it.
 
 `scripts/stress seeds N` runs N seeds of each (VAULTMEM_STRESS_SEEDS=N, first seed
@@ -59,7 +61,7 @@ def _seeds(kind: str, run: Callable[[int], tuple[list[str], str]]) -> None:
 class CycleRun(CrashRun):
     """One daemon over many seeds: each cycle's choices come from its own seed."""
 
-    def seeded_cycle(self, seed: int, *, kill: bool) -> tuple[list[str], str]:
+    def seeded_cycle(self, seed: int, *, kill: bool | None) -> tuple[list[str], str]:
         self.seed, self.rng = seed, random.Random(seed)
         before = len(self.failures)
         line = self.cycle(seed, kill=kill)
@@ -83,7 +85,7 @@ def test_crash_seeds(cycles: CycleRun) -> None:
 
 @pytest.mark.timeout(120 + 60 * SEEDS)
 def test_concurrent_write_seeds(cycles: CycleRun) -> None:
-    _seeds("concurrent writes", lambda seed: cycles.seeded_cycle(seed, kill=False))
+    _seeds("concurrent writes", lambda seed: cycles.seeded_cycle(seed, kill=None))
 
 
 class SeededChurn(Churn):

@@ -27,6 +27,7 @@ from tests.harness.daemon import DaemonProcess, wait_until
 from tests.stress import hostile_vault as hv
 from tests.stress.test_crash import CrashRun
 from tests.stress.test_hostile import Churn
+from vaultmem.api.client import Client
 
 # read at import: the hermetic environment (tests/conftest.py) removes VAULTMEM_* variables
 SEEDS = int(os.environ.get("VAULTMEM_STRESS_SEEDS", "1"))
@@ -126,6 +127,7 @@ def test_hostile_vault_reindex_beside_churn_seeds(
 ) -> None:
     vault, daemon = hostile_daemon
     client = daemon.start(timeout=600)
+    slow = Client(client.base_url, client.token, timeout=600)  # a full reindex, synchronous
     before = {p: b for p, b in hv.snapshot(vault.root, vault.outside).items()
               if b"/churn/" not in p}
 
@@ -135,7 +137,7 @@ def test_hostile_vault_reindex_beside_churn_seeds(
         busy = rng.uniform(0.2, 2.0)
         with SeededChurn(vault.root, rng, seed) as churn:
             time.sleep(rng.uniform(0.0, 0.5))
-            client.call("POST", "/v1/reindex", {"full": full})
+            slow.call("POST", "/v1/reindex", {"full": full})
             time.sleep(busy)
         began = time.monotonic()
         failures = []

@@ -146,6 +146,8 @@ class CrashRun:
         began, self.started_at = time.monotonic(), time.time()
         if kill:
             self.daemon.start(timeout=120)
+        else:
+            self.quiet()  # the watcher has taken in the writers' last changes
         restart = time.monotonic() - began
         passed = sum(self.checks.values())
         self._record(workload)
@@ -378,6 +380,22 @@ class CrashRun:
         reindex = self._call("POST", "/v1/reindex", {})
         return (f"coverage {entry}; rank in 200: {before}; reindex {reindex}; "
                 f"rank after reindex: {rank()}")
+
+    def quiet(self, timeout: float = 60.0) -> None:
+        """Until the daemon has nothing queued or indexing, twice in a row 0.5 s apart (the
+        watcher's debounce)."""
+        def idle() -> bool:
+            daemon = self.daemon.status()["daemon"]
+            return daemon["queue_depth"] == 0 and not daemon["indexing"]["running"]
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if idle():
+                time.sleep(0.5)
+                if idle():
+                    return
+            time.sleep(0.1)
+        self.failures.append(f"the daemon did not go quiet within {timeout:g} s")
 
     # plumbing --------------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ import re
 import signal
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -120,7 +120,8 @@ class CrashRun:
     def stop(self) -> None:
         self.daemon.stop(signal.SIGTERM)
 
-    def cycle(self, number: int, *, kill: bool | None = True) -> str:
+    def cycle(self, number: int, *, kill: bool | None = True,
+              after_quiet: Callable[[], None] = lambda: None) -> str:
         """One cycle: the workload for a random while, then SIGKILL (`kill`) and a restart, or
         (`kill=None`: the concurrent writers' run) the writers stopped with the daemon still
         serving; then every check."""
@@ -148,6 +149,8 @@ class CrashRun:
             self.daemon.start(timeout=120)
         else:
             self.quiet()  # the watcher has taken in the writers' last changes
+            after_quiet()
+            self.quiet()
         restart = time.monotonic() - began
         passed = sum(self.checks.values())
         self._record(workload)

@@ -15,7 +15,7 @@ from vaultmem.core.memory import (
     state_to_fields,
 )
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
-from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note, read_note_text
+from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note, names_id, read_note_text
 
 StmValue = str | int | float | bool | None
 _SPACES = re.compile(r"\s+")
@@ -127,7 +127,6 @@ def try_read_memory(root: Path, path: str) -> MemoryNote | None:
 
 _WHERE = re.compile(r"at line (\d+), column (\d+): ")
 UNPARSED_REASON = "frontmatter does not parse"  # how the catalog's reason for such a note starts
-HEAD_BYTES = 65536  # a memory's stm_id is looked for this far into a note that does not parse
 
 
 def unparsed(ref: str, path: str, error: str) -> str:
@@ -145,14 +144,10 @@ def unparsed_memory(root: Path, paths: Sequence[str], memory_id: str
                     ) -> FrontmatterError | None:
     """The error for the memory `memory_id` when its note is one of `paths` and its frontmatter
     does not parse (found by its `stm_id` line); None when no such note names it."""
-    quoted = rb"[\"']?"
-    line = re.compile(rb"^stm_id:[ \t]*" + quoted + re.escape(memory_id.encode()) + quoted
-                      + rb"[ \t]*\r?$", re.MULTILINE)
     for path in dict.fromkeys(paths):
+        if not names_id(root, path, memory_id):
+            continue
         try:
-            with open(root / path, "rb") as handle:
-                if not line.search(handle.read(HEAD_BYTES)):
-                    continue
             note, _ = read_note_text(root, path)
         except (OSError, NoteError):
             continue

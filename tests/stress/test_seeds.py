@@ -83,8 +83,7 @@ class CycleRun(CrashRun):
 def cycles(tmp_path: Path) -> Iterator[CycleRun]:
     run = CycleRun(tmp_path, FIRST_SEED)
     # the daemon's own reconcile job folds the copies an editor's save over a note the daemon
-    # just moved leaves behind; every 1.2 s here instead of every 10 minutes (a restart, in the
-    # crash seeds, does it at once)
+    # just moved leaves behind; every 1.2 s here instead of every 10 minutes
     run.daemon.env["VAULTMEM_RECONCILE_INTERVAL_MINUTES"] = str(RECONCILE_S / 60)
     run.start()
     try:

@@ -61,7 +61,7 @@ DAEMON_FILE = "daemon.json"
 SWITCH_INTERVAL_S = 0.0005
 MODEL_WAIT_S = 5.0  # the start-up reconcile waits this long at most for the model
 FIRST_ANSWERS_WAIT_S = 2.0  # and this long at most for the calls in flight once it is loaded
-SIGNAL_POLL_S = 0.1  # a signal is acted on within this long
+SIGNAL_POLL_S = 0.5  # a signal is acted on within this long (2 wake-ups a second)
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
 
@@ -202,11 +202,11 @@ class Daemon:
 
     def serve_forever(self) -> int:
         """Run until stopped (a signal, or a failure of the start-up thread), then stop; the
-        process exit code. The main thread only sleeps and looks at the two flags (no lock a
-        signal handler could need), SIGNAL_POLL_S at a time."""
+        process exit code. A stop set by another thread ends the wait at once; a signal is
+        seen within SIGNAL_POLL_S (its handler touches no lock, so it may interrupt the wait)."""
         try:
-            while not self._signalled and not self._stop.is_set():
-                time.sleep(SIGNAL_POLL_S)
+            while not self._signalled and not self._stop.wait(timeout=SIGNAL_POLL_S):
+                pass
             if self._signalled:
                 log.info("signal %s: stopping", self._signalled)
         finally:

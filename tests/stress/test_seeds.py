@@ -25,6 +25,7 @@ import pytest
 
 from tests.harness.daemon import DaemonProcess, wait_until
 from tests.stress import hostile_vault as hv
+from tests.stress.crash_harness import unique_word
 from tests.stress.test_crash import CrashRun
 from tests.stress.test_hostile import Churn
 from vaultmem.api.client import Client
@@ -34,8 +35,9 @@ ASKED = "VAULTMEM_STRESS_SEEDS" in os.environ  # by scripts/stress seeds
 SEEDS = int(os.environ.get("VAULTMEM_STRESS_SEEDS", "1"))
 FIRST_SEED = int(os.environ.get("VAULTMEM_STRESS_FIRST_SEED", "0"))
 REPORT = os.environ.get("VAULTMEM_STRESS_REPORT", "")
-SETTLE_S = 60.0
-RECONCILE_S = 1.2  # the hostile run's limit after a reindex beside churn
+SETTLE_S = 60.0  # the hostile run's limit after a reindex beside churn
+RECONCILE_S = 1.2  # the daemon's reconcile job, for the concurrent-write seeds
+LIVE_MEMORIES = 12  # TRACKED (6) + pins (2), and a margin
 
 
 def _report(kind: str, seed: int, failures: list[str], seconds: float, detail: str) -> None:
@@ -77,6 +79,14 @@ class CycleRun(CrashRun):
     def settle(self) -> None:
         slow = Client(*self._endpoint(), timeout=600)
         slow.call("POST", "/v1/reindex", {"full": False})
+        # sweeps archive and the disk actor deletes memories: keep enough live ones to track
+        for _ in range(max(0, LIVE_MEMORIES - len(self._live_ids()))):
+            token = unique_word(self.rng)
+            slow.call("POST", "/v1/memories", {
+                "content": f"Seeded fact {token}: the {token} relay listens on port "
+                           f"{self.rng.randrange(1024, 65536)}.", "force": True})
+        if len(self._live_ids()) < LIVE_MEMORIES:
+            slow.call("POST", "/v1/reindex", {"full": False})
         wait_until(lambda: self.daemon.status()["daemon"]["pending_usage_writes"] == 0, 60)
 
 

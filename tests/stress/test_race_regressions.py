@@ -49,31 +49,45 @@ def renamed_by_user(src: Path) -> Path:
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("system", ["atomic rename", "hard link then unlink"])
 def test_a_promotion_renamed_by_its_user_mid_move_leaves_one_note(
-    journalled_app: App, monkeypatch: pytest.MonkeyPatch
+    journalled_app: App, monkeypatch: pytest.MonkeyPatch, system: str
 ) -> None:
-    """The promotion's move is a hard link then an unlink: a rename by the user in between
+    """The promotion's move was a hard link then an unlink: a rename by the user in between
     left the note under the user's name and under the promoted name; the next sweep moved the
-    user's one into the promoted folder too (one memory, two notes there). Now the move undoes
-    its link when the source vanished: the user's rename wins, and the next sweep moves the
-    note, under the user's name, into the promoted folder."""
+    user's one into the promoted folder too (one memory, two notes there). Now the move is one
+    atomic no-replace rename, and the link-then-unlink fallback undoes its link."""
     app = journalled_app
-    real_link = os.link
+    real_link, real_rename = os.link, writes.rename_noreplace if hasattr(
+        writes, "rename_noreplace") else None
     done: list[Path] = []
+
+    def user_renames_once(src: Path) -> None:
+        if not done and Path(src).name != "My own name for it.md":
+            done.append(renamed_by_user(Path(src)))
 
     def link_then_user(src: Any, dst: Any, **kwargs: Any) -> None:
         real_link(src, dst, **kwargs)
-        if not done and Path(src).name != "My own name for it.md":
-            done.append(renamed_by_user(Path(src)))  # between the link and the unlink
+        user_renames_once(Path(src))  # between the link and the unlink
+
+    def user_then_rename(src: Path, dst: Path) -> bool:
+        user_renames_once(src)  # at the last instant before the one call
+        assert real_rename is not None
+        return real_rename(src, dst)
 
     monkeypatch.setattr(os, "link", link_then_user)
+    if system == "atomic rename":
+        monkeypatch.setattr(writes, "rename_noreplace", user_then_rename, raising=False)
+    else:
+        monkeypatch.setattr(writes, "rename_noreplace", lambda src, dst: False, raising=False)
     app.lifecycle.promote(PROMOTED_REF, REFERENCE)
     assert done, "the user's rename was not injected"
     monkeypatch.undo()
     app.sync.reindex()
-    app.lifecycle.sweep(REFERENCE, dry_run=False)  # finishes the interrupted move
+    app.lifecycle.sweep(REFERENCE, dry_run=False)  # finishes any interrupted move
     found = holders(app, PROMOTED_REF)
-    assert found == ["STM/My own name for it.md"], found
+    assert len(found) == 1, found
+    assert found[0].startswith("STM/")
 
 
 @pytest.mark.timeout(60)
@@ -91,6 +105,7 @@ def test_a_move_whose_source_was_deleted_mid_move_brings_nothing_back(tmp_path: 
         os.unlink(src)
 
     monkeypatch.setattr(os, "link", link_then_delete)
+    monkeypatch.setattr(writes, "rename_noreplace", lambda src, dst: False)  # the fallback
     with pytest.raises(FileNotFoundError):
         writes.move_file(source, target)
     assert not source.exists() and not target.exists()

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from vaultmem.errors import ConcurrentEdit, NoteError
+from vaultmem.vault.rename import rename_noreplace
 
 TEMP_PREFIX = ".vaultmem-tmp-"
 TEMP_SUFFIX = ".tmp"
@@ -185,13 +186,14 @@ def _create_exclusive(path: Path, data: bytes) -> None:
 
 def move_file(src: Path, dst: Path) -> None:
     """Move `src` to `dst`; FileExistsError if `dst` exists, FileNotFoundError if `src` does
-    not (nothing done either way). Never overwrites, and the file never ends with two names: a
-    hard link then an unlink, the link undone when the source vanished in between (its user
-    renamed or deleted it: their action wins)."""
+    not (nothing done either way). Never overwrites, and the file never ends with two names:
+    one atomic no-replace rename where the system has it (vault/rename.py); elsewhere a hard
+    link then an unlink, undone when the source vanished in between (its user renamed or
+    deleted it: their action wins)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if _is_case_only_rename(src, dst):
         os.rename(src, dst)
-    else:
+    elif not rename_noreplace(src, dst):
         try:
             os.link(src, dst, follow_symlinks=False)
         except OSError as exc:

@@ -15,6 +15,8 @@
     └── DaemonError                daemon not running / already running / unreachable
         ├── NotRunning             (mcp/server.py) no daemon serves the vault: the MCP tools
         │                          say how to start one
+        ├── VaultBusy              (vault/writer_lock.py) another writer on this machine holds
+        │                          the vault's lock: the message names it (pid, port, data dir)
         └── Stopping               the daemon is stopping: a sync ended early, redone next start
 """
 

@@ -52,7 +52,7 @@ def test_second_daemon_on_the_same_vault_is_refused(daemon: DaemonProcess) -> No
     result = subprocess.run([sys.executable, "-m", "vaultmem", "run"], env=daemon.env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0
-    assert f"process {daemon.proc.pid}" in result.stderr
+    assert f"pid {daemon.proc.pid}" in result.stderr
 
 
 def test_search_follows_edits_on_disk(daemon: DaemonProcess, vault: Path) -> None:

@@ -258,3 +258,4 @@ class ApiWorkload:
                 self._do("merge", "POST", f"/v1/clusters/{quote(cluster['id'])}/merge", {},
                          target=cluster["id"], members=[m["id"] for m in cluster["members"]])
 
+

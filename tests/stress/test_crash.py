@@ -54,7 +54,7 @@ import re
 import signal
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -120,7 +120,11 @@ class CrashRun:
     def stop(self) -> None:
         self.daemon.stop(signal.SIGTERM)
 
-    def cycle(self, number: int) -> str:
+    def cycle(self, number: int, *, kill: bool | None = True,
+              after_quiet: Callable[[], None] = lambda: None) -> str:
+        """One cycle: the workload for a random while, then SIGKILL (`kill`) and a restart, or
+        (`kill=None`: the concurrent writers' run) the writers stopped with the daemon still
+        serving; then every check."""
         url, token = self._endpoint()
         live = self._live_ids()
         tracked = self.rng.sample(live, min(TRACKED, len(live)))
@@ -134,13 +138,19 @@ class CrashRun:
         actor.start()
         try:
             time.sleep(delay)
-            self.daemon.kill()
-            self.kills += 1
+            if kill:
+                self.daemon.kill()
+                self.kills += 1
         finally:
             workload.stop()
             actor.stop()
         began, self.started_at = time.monotonic(), time.time()
-        self.daemon.start(timeout=120)
+        if kill:
+            self.daemon.start(timeout=120)
+        else:
+            self.quiet()  # the watcher has taken in the writers' last changes
+            after_quiet()
+            self.quiet()
         restart = time.monotonic() - began
         passed = sum(self.checks.values())
         self._record(workload)
@@ -150,8 +160,9 @@ class CrashRun:
         self.disk_actions.update(actor.actions)
         counts = workload.ledger.counts()
         acked = {k.split(":")[0]: v for k, v in counts.items() if k.endswith(":ack")}
-        return (f"kill {number}/{KILLS} after {delay:.2f}s: acked {sum(acked.values())} "
-                f"{dict(sorted(acked.items()))}, refused {_sum(counts, 'refused')}, "
+        return (f"{'kill' if kill else 'writers stopped'} {number} after {delay:.2f}s: acked "
+                f"{sum(acked.values())} {dict(sorted(acked.items()))}, "
+                f"refused {_sum(counts, 'refused')}, "
                 f"in flight {_sum(counts, UNKNOWN)}, disk {sum(actor.actions.values())}, "
                 f"restart {restart:.1f}s, checks {sum(self.checks.values()) - passed} ok "
                 f"in {checking:.1f}s, "
@@ -372,6 +383,22 @@ class CrashRun:
         reindex = self._call("POST", "/v1/reindex", {})
         return (f"coverage {entry}; rank in 200: {before}; reindex {reindex}; "
                 f"rank after reindex: {rank()}")
+
+    def quiet(self, timeout: float = 60.0) -> None:
+        """Until the daemon has nothing queued or indexing, twice in a row 0.5 s apart (the
+        watcher's debounce)."""
+        def idle() -> bool:
+            daemon = self.daemon.status()["daemon"]
+            return daemon["queue_depth"] == 0 and not daemon["indexing"]["running"]
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if idle():
+                time.sleep(0.5)
+                if idle():
+                    return
+            time.sleep(0.1)
+        self.failures.append(f"the daemon did not go quiet within {timeout:g} s")
 
     # plumbing --------------------------------------------------------------------------------
 

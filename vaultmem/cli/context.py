@@ -53,23 +53,41 @@ class Context:
         return vault_paths(self.settings)
 
     def call(self, op: str, body: dict[str, Any], *, progress: Any = None) -> Any:
-        """Run an API operation: through the daemon when one serves the vault, else here."""
-        from vaultmem.daemon.lock import is_held
+        """Run an API operation: through the daemon when one serves the vault (found from the
+        vault's lock, whatever this shell's data dir), else here, holding that lock."""
+        from vaultmem.vault.writer_lock import DAEMON, VaultBusy
 
+        serving = self._serving_data_dir()
+        if serving is not None:
+            return self._call_daemon(serving, op, body)
+        try:
+            with self.app() as app:
+                app.freshness.bring_up_to_date(op, self.now)
+                return app.api(clock=lambda: self.now, progress=progress).call(op, body)
+        except VaultBusy as exc:  # a daemon started meanwhile: it answers
+            if exc.holder is None or exc.holder.kind != DAEMON:
+                raise
+            return self._call_daemon(Path(exc.holder.data_dir), op, body)
+
+    def _serving_data_dir(self) -> Path | None:
+        """The data dir of the daemon serving this vault on this machine, or None. The vault's
+        lock names it (vault/writer_lock.py); a daemon of an older version only holds the
+        lock in its data dir."""
+        from vaultmem.daemon.lock import is_held
+        from vaultmem.vault.writer_lock import DAEMON, current_holder
+
+        holder = current_holder(self.paths.vault)
+        if holder is not None and holder.kind == DAEMON and holder.data_dir:
+            return Path(holder.data_dir)
         data_dir = self.paths.data_dir
-        if is_held(data_dir / "daemon.lock"):
-            return self._call_daemon(data_dir, op, body)
-        with self.app() as app:
-            app.freshness.bring_up_to_date(op, self.now)
-            return app.api(clock=lambda: self.now, progress=progress).call(op, body)
+        return data_dir if is_held(data_dir / "daemon.lock") else None
 
     def choose_model_again(self) -> None:
         """Forget the model `auto` chose for this vault's index, so that this command chooses
         again. Not while a daemon serves the vault: it keeps its model while it runs."""
         from vaultmem.app import forget_model_choice
-        from vaultmem.daemon.lock import is_held
 
-        if is_held(self.paths.data_dir / "daemon.lock"):
+        if self._serving_data_dir() is not None:
             raise InvalidInput(
                 "a daemon serves this vault and keeps its model while it runs: stop it, run "
                 "`vaultmem reindex --choose-model`, then start it again")
@@ -91,19 +109,25 @@ class Context:
                                "(the daemon keeps its own clock)")
         client = discover(data_dir)
         if client is None:
-            raise DaemonError("a vaultmem daemon holds this vault but does not answer; "
-                              "see `vaultmem service status` and its logs, or stop it")
+            raise DaemonError(f"a vaultmem daemon (data dir {data_dir}) holds this vault but "
+                              "does not answer; see `vaultmem service status` and its logs, "
+                              "or stop it")
         return client.call_op(op, body)
 
     @contextmanager
     def app(self) -> Iterator[App]:
+        """The App, opened here, while this command holds the vault's writer lock (VaultBusy,
+        naming the holder, when another writer on this machine keeps it)."""
         from vaultmem.app import build_app
+        from vaultmem.vault.writer_lock import COMMAND, COMMAND_WAIT_S, VaultLock
 
-        app = build_app(self.settings)
-        try:
-            yield app
-        finally:
-            app.close()
+        paths = self.paths
+        with VaultLock(paths.vault, COMMAND, paths.data_dir).held_while(COMMAND_WAIT_S):
+            app = build_app(self.settings)
+            try:
+                yield app
+            finally:
+                app.close()
 
     def emit(self, data: Any, human: Callable[[Any], None]) -> None:
         if self.json:

@@ -27,7 +27,7 @@ def check_supersede(old: MemoryState, new: MemoryState) -> None:
     if old.superseded_by is not None:
         raise SupersedeRefused(f"memory {old.id} is already superseded by "
                                f"{old.superseded_by}; unsupersede it first")
-    if new.supersedes is not None:
+    if new.supersedes is not None and new.supersedes != old.id:  # == : a half-written link
         raise SupersedeRefused(f"memory {new.id} already supersedes {new.supersedes}; "
                                "unsupersede that first")
     if new.superseded_by is not None:

@@ -42,6 +42,8 @@ from vaultmem.engine.undo import Done
 from vaultmem.errors import Stopping
 from vaultmem.index.libc import trim_heap
 from vaultmem.index.upkeep import QUIET_S, Occasion
+from vaultmem.vault.writer_lock import COMMAND_WAIT_S, DAEMON, describe_stale
+from vaultmem.vault.writer_lock import VaultLock as WriterLock
 from vaultmem.vault.writes import remove_stale_temp_files
 
 if TYPE_CHECKING:  # imported when the watcher starts, after the first answers (_start_watching)
@@ -59,6 +61,7 @@ DAEMON_FILE = "daemon.json"
 SWITCH_INTERVAL_S = 0.0005
 MODEL_WAIT_S = 5.0  # the start-up reconcile waits this long at most for the model
 FIRST_ANSWERS_WAIT_S = 2.0  # and this long at most for the calls in flight once it is loaded
+SIGNAL_POLL_S = 0.5  # a signal is acted on within this long (2 wake-ups a second)
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
 
@@ -70,11 +73,13 @@ class Daemon:
         self.params = params
         self.data_dir = params.data_dir
         self.lock = VaultLock(self.data_dir / "daemon.lock")
+        self.writer = WriterLock(app.root, DAEMON, self.data_dir)  # the vault's, per machine
         self.progress = IndexingStatus()
         self._model_loaded = threading.Event()
         self._parts_lock = threading.Lock()  # the watcher's and scheduler's start and stop
         self.started_at = datetime.now(UTC)
         self._stop = threading.Event()
+        self._signalled = 0  # the last SIGINT/SIGTERM received (stopped_by_signals)
         self._threads: list[threading.Thread] = []
         self.failure: str | None = None  # why the daemon stopped itself (exit code 1)
         self._consolidated_at: str | None = None
@@ -90,8 +95,12 @@ class Daemon:
 
     def start(self) -> None:
         try:
+            self.writer.acquire(wait_s=COMMAND_WAIT_S)  # a command's hold ends soon
+            if self.writer.stale is not None:
+                log.warning("%s", describe_stale(self.writer.stale, self.writer.path))
             self.lock.acquire()
         except BaseException:
+            self.writer.release()
             self._close_app()
             raise
         tune_malloc()  # before the index's and the model's native threads start
@@ -111,6 +120,7 @@ class Daemon:
         token = load_or_create_token(self.data_dir)
         self.server = ApiServer(api, token=token, host=params.host, port=params.port)
         self.server.start()
+        self.writer.serving(self.server.port, self.server.url)
         self._write_daemon_file()
         self._settled.start()
         log.info("serving %s at %s", app.root, self.server.url)
@@ -162,6 +172,7 @@ class Daemon:
         (self.data_dir / DAEMON_FILE).unlink(missing_ok=True)
         self._close_app()
         self.lock.release()
+        self.writer.release()
 
     def _close_app(self) -> None:
         if self.app is not None:
@@ -172,10 +183,15 @@ class Daemon:
     def stopped_by_signals(self) -> Iterator[None]:
         """Within the block, SIGTERM and SIGINT stop the daemon (`serve_forever` returns).
         Entered before `start`: the socket answers before the start ends, and a service
-        manager's stop sent then must stop the daemon, not kill it half started."""
+        manager's stop sent then must stop the daemon, not kill it half started.
+
+        The handler only records the signal. It runs in the main thread between two of its
+        bytecodes, possibly inside `Event.wait` or inside the handler of an earlier signal
+        (Ctrl-C on `scripts/run | tee` sends SIGINT, and the script's trap SIGTERM, at once):
+        an `Event.set` there could wait forever for the Event's own lock, held by the code it
+        interrupted, and a log line for the logging lock. `serve_forever` acts on it."""
         def on_signal(signum: int, frame: FrameType | None) -> None:
-            log.info("signal %s: stopping", signum)
-            self._stop.set()
+            self._signalled = signum
 
         previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
@@ -185,11 +201,14 @@ class Daemon:
                 signal.signal(sig, handler)
 
     def serve_forever(self) -> int:
-        """Run until stopped (`stopped_by_signals`, or a failure of the start-up thread), then
-        stop; the process exit code."""
+        """Run until stopped (a signal, or a failure of the start-up thread), then stop; the
+        process exit code. A stop set by another thread ends the wait at once; a signal is
+        seen within SIGNAL_POLL_S (its handler touches no lock, so it may interrupt the wait)."""
         try:
-            while not self._stop.wait(timeout=3600):
+            while not self._signalled and not self._stop.wait(timeout=SIGNAL_POLL_S):
                 pass
+            if self._signalled:
+                log.info("signal %s: stopping", self._signalled)
         finally:
             self.stop()
         return 1 if self.failure else 0

@@ -15,7 +15,7 @@ from vaultmem.core.memory import (
     state_to_fields,
 )
 from vaultmem.errors import FrontmatterError, InvalidInput, NoteError, NotFound
-from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note, read_note_text
+from vaultmem.vault.notes import INVALID_UTF8, READ_ONLY, Note, names_id, read_note_text
 
 StmValue = str | int | float | bool | None
 _SPACES = re.compile(r"\s+")
@@ -71,7 +71,8 @@ def check_writable(memory: MemoryNote) -> None:
     """Refuse a state change that could never reach the note's file (before recording it)."""
     reason = unwritable_reason(memory)
     if reason is not None:
-        raise NoteError(f"{memory.path} is {reason}")
+        raise NoteError(f"memory {memory.state.id} ({memory.path}) cannot be written: it is "
+                        f"{reason}")
 
 
 def looks_like_path(ref: str) -> bool:
@@ -110,7 +111,7 @@ def read_memory(root: Path, path: str) -> MemoryNote:
     except FileNotFoundError as exc:
         raise NotFound(f"note {path!r} does not exist") from exc
     if note.frontmatter_error:
-        raise FrontmatterError(f"{path}: frontmatter does not parse ({note.frontmatter_error})")
+        raise FrontmatterError(unparsed(path, path, note.frontmatter_error))
     if not is_memory(note.fields):
         raise InvalidInput(f"{path} is a regular note, not a memory (it has no stm_id)")
     return MemoryNote(path, note, memory_state(note), text)
@@ -122,3 +123,34 @@ def try_read_memory(root: Path, path: str) -> MemoryNote | None:
         return read_memory(root, path)
     except UNLOADABLE:
         return None
+
+
+_WHERE = re.compile(r"at line (\d+), column (\d+): ")
+UNPARSED_REASON = "frontmatter does not parse"  # how the catalog's reason for such a note starts
+
+
+def unparsed(ref: str, path: str, error: str) -> str:
+    """The message for a memory whose note's frontmatter does not parse (`error`, the parser's
+    words, found at some line and column): it cannot be written until its user fixes it."""
+    where = _WHERE.search(error)
+    problem = error[where.end():] if where else error.split(": ", 1)[-1]
+    at = f" (line {where.group(1)}, column {where.group(2)})" if where else ""
+    named = "" if ref == path else f" ({path})"
+    return (f"memory {ref}{named} cannot be written: its frontmatter does not parse{at}: "
+            f"{problem}; vaultmem leaves the note alone until it is fixed")
+
+
+def unparsed_memory(root: Path, paths: Sequence[str], memory_id: str
+                    ) -> FrontmatterError | None:
+    """The error for the memory `memory_id` when its note is one of `paths` and its frontmatter
+    does not parse (found by its `stm_id` line); None when no such note names it."""
+    for path in dict.fromkeys(paths):
+        if not names_id(root, path, memory_id):
+            continue
+        try:
+            note, _ = read_note_text(root, path)
+        except (OSError, NoteError):
+            continue
+        if note.frontmatter_error:
+            return FrontmatterError(unparsed(memory_id, path, note.frontmatter_error))
+    return None

@@ -29,6 +29,7 @@ from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
 from vaultmem.engine.journal import FlushReport, Pending, UsageJournal
 from vaultmem.engine.memory_notes import (
     UNLOADABLE,
+    UNPARSED_REASON,
     MemoryNote,
     Rewrite,
     check_writable,
@@ -37,6 +38,7 @@ from vaultmem.engine.memory_notes import (
     read_memory,
     stm_updates,
     try_read_memory,
+    unparsed_memory,
 )
 from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.store_policy import Listing, Usage
@@ -96,7 +98,21 @@ class MemoryStore:
         for memory in self.iter_memories():
             if memory.state.id == ref:
                 return memory.path
-        raise NotFound(f"no memory with id {ref!r} in this vault")
+        raise unparsed_memory(self.root, self._maybe_unparsed(), ref) or NotFound(
+            f"no memory with id {ref!r} in this vault")
+
+    def _maybe_unparsed(self) -> list[str]:
+        """Notes whose frontmatter may not parse: so the catalog says; in-process, also the
+        notes it has not seen as they are now."""
+        snapshot = self.snapshot()
+        records = snapshot.records
+        unparsed = [path for path, record in records.items()
+                    if record.reason.startswith(UNPARSED_REASON)]
+        if not self._catalogued:
+            unparsed += [path for path, st in snapshot.scan.files.items()
+                         if (record := records.get(path)) is None
+                         or (record.mtime_ns, record.size) != (st.mtime_ns, st.size)]
+        return unparsed
 
     def canonical(self, paths: list[str]) -> str:
         """Of several notes carrying one id, the memory itself (never a sync conflict copy

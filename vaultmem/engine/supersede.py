@@ -4,10 +4,16 @@ Both notes are written through the memory store's `rewrite`, under its lock, fro
 they are now: the successor's `stm_supersedes` first, then the stale memory's
 `stm_superseded_by` (so a memory is never marked stale without its successor naming it). Only
 `stm_*` lines change. The rules (what may supersede what) are `core.supersede`'s.
+
+The two writes are whole or nothing: when the user edits the stale note between them (its
+guarded write finds it changed), both are planned again from the notes as they are then (the
+successor's link, written already, is kept); after ATTEMPTS tries the successor's link is taken
+back and the supersede refused (ConcurrentEdit), so no one-sided link is left behind.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from vaultmem.core.supersede import (
@@ -19,10 +25,13 @@ from vaultmem.core.supersede import (
 )
 from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
-from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.memory_store import MemoryStore, Plan
 from vaultmem.engine.results import SupersedeResult, UnsupersedeResult
 from vaultmem.engine.views import Views
-from vaultmem.errors import InvalidInput, NotFound
+from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
+
+log = logging.getLogger(__name__)
+ATTEMPTS = 3  # plans of a supersede whose stale note its user keeps editing meanwhile
 
 
 def find_path(store: MemoryStore, memory_id: str | None) -> str | None:
@@ -57,11 +66,42 @@ class Superseder:
                 raise InvalidInput(str(exc)) from None
             return [Rewrite(new, new_state), Rewrite(old, old_state)]
 
-        written = self.store.rewrite([old_path, new_path], plan, strict=True)
-        self.sync.sync_paths([old_path, new_path])
+        try:
+            written = self._attempts([old_path, new_path], plan)
+        except ConcurrentEdit:
+            self._take_back_link(new_path, old_path)
+            raise
+        finally:
+            self.sync.sync_paths([old_path, new_path])
         new, old = written
         return SupersedeResult(superseded=self.views.view(old, now),
                                by=self.views.view(new, now))
+
+    def _attempts(self, paths: list[str], plan: Plan) -> list[MemoryNote]:
+        for attempt in range(ATTEMPTS):
+            try:
+                return self.store.rewrite(paths, plan, strict=True)
+            except ConcurrentEdit:
+                if attempt + 1 == ATTEMPTS:
+                    raise
+                log.info("%s changed during a supersede: planned again", paths)
+        raise AssertionError("unreachable")
+
+    def _take_back_link(self, new_path: str, old_path: str) -> None:
+        """The successor's half of a supersede whose other half could not be written."""
+        def plan(current: list[MemoryNote]) -> list[Rewrite]:
+            new = next((m for m in current if m.path == new_path), None)
+            old = next((m for m in current if m.path == old_path), None)
+            if new is None or old is None or new.state.supersedes != old.state.id \
+                    or old.state.superseded_by == new.state.id:
+                return []
+            return [Rewrite(new, forget_predecessor(new.state, old.state.id))]
+
+        try:
+            self.store.rewrite([new_path, old_path], plan)
+        except NoteError as exc:  # its user edits it too: `unsupersede` takes it back
+            log.warning("%s keeps a link to a memory that does not link back: %s", new_path,
+                        exc.message)
 
     def unsupersede(self, ref: str, now: datetime) -> UnsupersedeResult:
         """Undo a supersede. Given the stale memory, it is current again; given a successor

@@ -30,7 +30,7 @@ from vaultmem.engine.parts import IndexOpener
 from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.views import Views
-from vaultmem.errors import InvalidInput, NoteError
+from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 from vaultmem.index.base import Embedder
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,8 @@ class Updates:
                                         found[2], applied=applied)
                 answer = (self._link(answer, found[0].path, now) if applied
                           else self._propose(answer, found[0].state.id, now))
-                return replace(answer, possible_update_of=update)
+                linked = answer.superseded is not None  # False: proposed instead (_link)
+                return replace(answer, possible_update_of=replace(update, applied=linked))
         return answer
 
     def detect(self, content: str, tags: Sequence[str], saved_path: str
@@ -161,7 +162,15 @@ class Updates:
         return replace(answer, memory=self.views.view(written[0], now)) if written else answer
 
     def _link(self, answer: SaveResult, old_path: str, now: datetime) -> SaveResult:
-        linked = self.superseder.supersede(old_path, answer.memory.id, now)
+        """The saved memory supersedes the one at `old_path`. The save is on disk already: when
+        the link cannot be made (the user keeps editing the old note; the Superseder took its
+        half back), the save is answered as saved, the update proposed for review instead."""
+        try:
+            linked = self.superseder.supersede(old_path, answer.memory.id, now)
+        except ConcurrentEdit as exc:
+            log.info("%s: not linked to %s: %s", answer.memory.path, old_path, exc.message)
+            old = self.store.try_load(old_path)
+            return self._propose(answer, old.state.id, now) if old is not None else answer
         return replace(answer, superseded=NoteRef.of(linked.superseded), memory=linked.by)
 
     def _replaceable(self, ref: str, content: str) -> MemoryNote:

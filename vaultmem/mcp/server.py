@@ -27,6 +27,7 @@ from vaultmem.config import Settings
 from vaultmem.errors import DaemonError, InvalidInput, VaultmemError
 from vaultmem.mcp.tool_spec import ToolSpec, with_content_limits
 from vaultmem.mcp.tools import GUIDE, TOOLS_BY_NAME
+from vaultmem.vault.writer_lock import DAEMON, current_holder
 
 log = logging.getLogger("vaultmem.mcp")
 
@@ -83,7 +84,14 @@ class Bridge:
         return success_result(data)
 
     def client(self) -> Client | None:
-        return self._connect(self.data_dir)
+        """The daemon of this data dir, else the one the vault's lock names (a daemon started
+        with another data dir serves this vault on this machine)."""
+        client = self._connect(self.data_dir)
+        if client is None:
+            holder = current_holder(self.vault)
+            if holder is not None and holder.kind == DAEMON and holder.data_dir:
+                client = self._connect(Path(holder.data_dir))
+        return client
 
     def _send(self, spec: ToolSpec, body: dict[str, Any]) -> dict[str, Any]:
         client = self.client()

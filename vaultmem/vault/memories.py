@@ -155,18 +155,10 @@ def move_note(root: Path, path: str, folder: str) -> str | None:
     its new vault-relative path, or None when no note is at `path` any more."""
     folder_rel, folder_abs = resolve_folder(root, folder)
     source = root / path
-    tried: list[Path] = []
-
-    def put(target: Path) -> None:
-        tried.append(target)
-        move_file(source, target)
-
     try:
-        name = place(folder_abs, PurePosixPath(path).name, put)
-    except FileNotFoundError:
-        if not tried[-1].exists():
-            return None
-        name = tried[-1].name  # linked in place; the old name was removed meanwhile
+        name = place(folder_abs, PurePosixPath(path).name, lambda target: move_file(source, target))
+    except FileNotFoundError:  # moved or deleted by its user meanwhile: nothing was done
+        return None
     return f"{folder_rel}/{name}" if folder_rel else name
 
 

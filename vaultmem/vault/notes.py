@@ -427,3 +427,19 @@ def _mask_code_span(source: str, start: int, out: list[str], closers: dict[int, 
     for offset in range(start, span_end):
         out[offset] = _MASK
     return span_end
+
+
+HEAD_BYTES = 65536  # a memory's stm_id is looked for this far into a note
+
+
+def names_id(root: Path, path: str, memory_id: str) -> bool:
+    """Whether the note at `path` has an `stm_id: <memory_id>` line near its start, read as
+    bytes (for a note whose frontmatter does not parse: which memory it was)."""
+    quoted = rb"[\"']?"
+    line = re.compile(rb"^stm_id:[ \t]*" + quoted + re.escape(memory_id.encode()) + quoted
+                      + rb"[ \t]*\r?$", re.MULTILINE)
+    try:
+        with open(root / path, "rb") as handle:
+            return line.search(handle.read(HEAD_BYTES)) is not None
+    except OSError:
+        return False

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 
 from vaultmem.errors import ConcurrentEdit, NoteError
+from vaultmem.vault.rename import rename_noreplace
 
 TEMP_PREFIX = ".vaultmem-tmp-"
 TEMP_SUFFIX = ".tmp"
@@ -185,11 +186,15 @@ def _create_exclusive(path: Path, data: bytes) -> None:
 
 
 def move_file(src: Path, dst: Path) -> None:
-    """Move `src` to `dst`; FileExistsError if `dst` exists. Never overwrites."""
+    """Move `src` to `dst`; FileExistsError if `dst` exists, FileNotFoundError if `src` does
+    not (nothing done either way). Never overwrites, and the file never ends with two names:
+    one atomic no-replace rename where the system has it (vault/rename.py); elsewhere a hard
+    link then an unlink, undone when the source vanished in between (its user renamed or
+    deleted it: their action wins)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     if _is_case_only_rename(src, dst):
         os.rename(src, dst)
-    else:
+    elif not rename_noreplace(src, dst):
         try:
             os.link(src, dst, follow_symlinks=False)
         except OSError as exc:
@@ -197,10 +202,21 @@ def move_file(src: Path, dst: Path) -> None:
                 raise
             _rename_if_absent(src, dst)
         else:
-            os.unlink(src)
+            _unlink_source(src, dst)
     _fsync_dir(dst.parent)
     if src.parent != dst.parent:
         _fsync_dir(src.parent)
+
+
+def _unlink_source(src: Path, dst: Path) -> None:
+    """The second half of a link-then-unlink move. When `src` is gone already, its user moved
+    or deleted the note between the two calls: the link just made is removed again (else the
+    note would live on under two names, or come back after its deletion)."""
+    try:
+        os.unlink(src)
+    except FileNotFoundError:
+        os.unlink(dst)
+        raise
 
 
 def _is_case_only_rename(src: Path, dst: Path) -> bool:

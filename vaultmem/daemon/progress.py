@@ -53,19 +53,22 @@ class ProgressLog:
         self._clock = clock
         self._started = clock()
         self._last: float | None = None  # when the last progress line was written
+        self._first = (self._started, 0)  # the first line's time and notes done: the rate's
 
     def __call__(self, done: int, total: int) -> None:
         now = self._clock()
         if total == 0 or (self._last is not None and now - self._last < PROGRESS_EVERY_S
                           and done < total):
             return
-        elapsed = now - self._started
         if self._last is None:
             words = (", every note searchable by its words" if
                      self._state().by_words == COMPLETE else "")
-            self._log.info("indexing %s notes (%.1f s)%s", f"{total:,}", elapsed, words)
+            self._log.info("indexing %s notes (%.1f s)%s", f"{total:,}", now - self._started,
+                           words)
+            self._first = (now, done)
         else:
-            rate = done / elapsed if elapsed > 0 else 0.0
+            since, done_then = self._first
+            rate = (done - done_then) / (now - since) if now > since else 0.0
             left = (f", about {_duration((total - done) / rate)} left"
                     if rate > 0 and done < total else "")
             self._log.info("indexing: %s of %s notes (%d %%)%s", f"{done:,}", f"{total:,}",

@@ -97,7 +97,9 @@ class Indexer:
                   if path in stats and (stats[path].mtime_ns, stats[path].size)
                   == (note.mtime_ns, note.size)}
         failed: dict[str, str] = {}
-        disk = self._disk_fingerprints(stats, known, parsed, failed)
+        # the first index or a rebuild: notes are read, not parsed, until the words pass
+        disk = self._disk_fingerprints(stats, known, parsed, failed,
+                                       raw=paths is None and not known)
         index = {
             path: Fingerprint(rec.body_hash, rec.file_hash)
             for path, rec in known.items()
@@ -180,7 +182,10 @@ class Indexer:
         known: dict[str, NoteRecord],
         parsed: Parsed,
         failed: dict[str, str],
+        *,
+        raw: bool = False,
     ) -> dict[str, Fingerprint]:
+        """`raw`: every note kept as its bytes (parsed when its words are written)."""
         disk: dict[str, Fingerprint] = {}
         for path, st in stats.items():
             rec = known.get(path)
@@ -193,7 +198,7 @@ class Indexer:
                 continue
             try:
                 note: Note | RawNote
-                if st.size > LARGE_NOTE_BYTES:
+                if raw or st.size > LARGE_NOTE_BYTES:
                     note = read_raw_note(self.root, path)
                     disk[path] = Fingerprint(*note.fingerprint())
                 else:

@@ -3,10 +3,12 @@ vector is computed.
 
 Embedding is the slow part of a first index (~25-35 chunks a second on two cores: minutes
 for a few thousand notes, twenty for ten thousand). Parsing, chunking and writing the chunks'
-text is fast (thousands of notes a second). So a whole-vault sync with notes to add first
-writes each one's names (catalog) and chunks (LanceDB: text, names, analysed terms, and a
-zero vector the vector search never ranks above a real one), in one pass; then the indexer
-embeds them as usual, most recently modified first, each batch replacing the note's chunks.
+text is much faster, and a first index reads the notes without parsing them until this pass.
+So a whole-vault sync with notes to add first writes each one's names (catalog) and chunks
+(LanceDB: text, names, analysed terms, and a zero vector the vector search never ranks above
+a real one), in one pass, newest first in writes that grow from a few notes to thousands;
+then the indexer embeds them as usual, most recently modified first, each batch replacing
+the note's chunks.
 
 A note written by the words pass is recorded in the catalog with its body hash marked
 (`WORDS_ONLY`), never as indexed: if the daemon stops before its vectors are written, the next
@@ -30,7 +32,9 @@ from vaultmem.vault.notes import Note, RawNote
 from vaultmem.vault.parse_apart import PROCESS_BYTES
 
 WORDS_ONLY = "words-only:"  # the body hash's mark: the note's chunks have no vectors yet
-WORDS_BATCH_CHUNKS = 4096  # chunks per index write in the words pass (no model call between)
+# chunks per index write in the words pass: the first write comes quickly (the newest notes
+# searchable within seconds), each next one twice as large up to the last size
+FIRST_BATCH_CHUNKS, WORDS_BATCH_CHUNKS = 128, 4096
 MIN_NOTES = 2  # fewer notes to add than this: embedding them is as quick, no words pass
 
 Chunker = Callable[[Note], list[Chunk]]
@@ -74,7 +78,7 @@ class WordsFirst:
         self, paths: Sequence[str], parsed: dict[str, Note | RawNote], zero: np.ndarray,
     ) -> Iterator[list[tuple[NoteRecord, list[ChunkRecord]]]]:
         batch: list[tuple[NoteRecord, list[ChunkRecord]]] = []
-        size = 0
+        size, limit = 0, FIRST_BATCH_CHUNKS
         for path in paths:
             note = self._parsed(path, parsed)
             if note is None:
@@ -87,9 +91,9 @@ class WordsFirst:
                             heading=chunk.heading, text=chunk.text, vector=zero)
                 for chunk in chunks]))
             size += len(chunks)
-            if size >= WORDS_BATCH_CHUNKS:
+            if size >= limit:
                 yield batch
-                batch, size = [], 0
+                batch, size, limit = [], 0, min(2 * limit, WORDS_BATCH_CHUNKS)
         if batch:
             yield batch
 

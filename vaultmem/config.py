@@ -55,7 +55,7 @@ class Settings:
     embedding_runtime: str = "auto"  # auto (ONNX when it can run the model), onnx or torch
     embedding_query_prompt: str = ""  # "": the model directory's own prompts, if it has any
     embedding_passage_prompt: str = ""
-    embedding_threads: int = 2  # the ONNX runtime's one-thread calls side by side
+    embedding_threads: int = 2  # the ONNX runtime's intra-op threads
     embedding_batch_size: int = 1  # texts per ONNX call: no padding, the smallest peak
     model_cache_dir: Path | None = None  # default: <user data dir>/models
     chunk_max_chars: int = 1000

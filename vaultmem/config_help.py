@@ -138,10 +138,9 @@ HELP: dict[str, str] = {
         "model directory's own. Changing a prompt rebuilds the index."
     ),
     "embedding_threads": (
-        "Cores the ONNX runtime indexes with: that many one-thread model calls side by side "
-        "(a query uses one); they never spin. Two calls side by side embed faster than one "
-        "call on two threads (docs/benchmarks.md, \"The first minute on a big vault\"); 1 "
-        "leaves a core to the desktop while a vault is indexed."
+        "The ONNX runtime's threads per model call; they never spin. Two index as fast as "
+        "torch on two cores (one thread indexed at 0.6-0.7x torch's speed); 1 leaves a core "
+        "to the desktop while a vault is indexed."
     ),
     "embedding_batch_size": (
         "Texts per ONNX model call when indexing. One text a call pads nothing and keeps "

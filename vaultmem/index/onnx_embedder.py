@@ -49,12 +49,14 @@ class OnnxEmbedder:
 
     def __init__(self, name: str, files: ModelFiles, cache: Path, *, threads: int = 1,
                  batch_size: int = 1, derived: Callable[[], Path] | None = None,
-                 side_by_side: bool = True) -> None:
+                 side_by_side: bool = False) -> None:
         """`derived`: for a model made here from another form (multilingual.py), the folder
         of its verified files (graph, weights, SentencePiece tokenizer); otherwise the graph
         is exported from the sentence-transformers directory `files.path`. `side_by_side`:
         `threads` one-thread model calls run side by side (bulk pieces on as many inference
-        threads); otherwise one call at a time with `threads` intra-op threads."""
+        threads); otherwise (the default) one call at a time with `threads` intra-op threads.
+        Side by side measured no faster on 2 busy cores, and two calls at once wrote a page
+        of the mapped weights (their release then stops): docs/benchmarks.md."""
         self.name = name
         self.runtime = "onnx"
         self._files = files

@@ -342,7 +342,7 @@ def build_app(
         usage=Usage.JOURNALLED if daemon else Usage.WRITTEN,
         listing=Listing.CATALOGUED if daemon else Listing.SCANNED,
         archive_folder=settings.archive_folder)
-    sync = IndexSync(indexer, store)
+    sync = IndexSync(indexer, store, starting=daemon)
     views = Views(store, params)
     mover = Mover(store, sync, params.archive_folder)
     lifecycle = Lifecycle(root=root, catalog=catalog, store=store, sync=sync, views=views,

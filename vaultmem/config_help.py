@@ -226,9 +226,11 @@ HELP: dict[str, str] = {
     ),
     "max_write_pause_seconds": (
         "The jobs that write notes (flush, sweep, consolidate) wait while notes are "
-        "changing on disk (a change in the last 2 s, or a batch not yet indexed), so that "
-        "a sync tool's burst settles first; a job deferred this long runs anyway, so that "
-        "a user or sync tool that never pauses cannot keep usage in the journal for ever. "
+        "changing on disk (a change in the last 2 s, a batch queued, or one handed to the "
+        "index for less than 2 s: a longer one, a large note embedded for minutes, is "
+        "indexing and pauses nothing), so that a sync tool's burst settles first; a job "
+        "deferred this long runs anyway, so that a user or sync tool that never pauses "
+        "cannot keep usage in the journal for ever. "
         "Its writes still refuse to overwrite an edit."
     ),
     "device_id": (

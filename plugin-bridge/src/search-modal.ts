@@ -7,7 +7,7 @@ import { LatestLookup } from "./debounce";
 import type { PluginHost } from "./host";
 import { openNote, paneFor } from "./notes";
 import { formatScore } from "./statusbar";
-import type { SearchResult } from "./types";
+import type { IndexState, SearchResult } from "./types";
 
 export const SEARCH_TOP_K = 20;
 /** A search starts once the typing has paused this long. */
@@ -19,6 +19,30 @@ export function nothingFoundText(query: string, matchedOnly: boolean): string {
   return matchedOnly
     ? `Nothing relevant found for "${query}". (Only real matches are shown: see the vaultmem settings.)`
     : `No notes found for "${query}".`;
+}
+
+/** What a search answer says of the index, when its results may be incomplete; null once the
+ * index is complete. */
+export function indexStateText(indexing: IndexState | undefined): string | null {
+  if (indexing === undefined || indexing.state === "ready") {
+    return null;
+  }
+  if (indexing.state === "starting") {
+    return "vaultmem is starting: the index is being checked, results may be incomplete";
+  }
+  const count = indexing.total !== undefined
+    ? `${(indexing.done ?? 0).toLocaleString("en-US")} of ${indexing.total.toLocaleString("en-US")} notes`
+    : "the vault";
+  const words = indexing.by_words === "complete"
+    ? "every note is searchable by its words, by meaning partly"
+    : "results are partial";
+  return `Indexing ${count}: ${words}`;
+}
+
+/** The modal's instructions line for the index state (none once it is complete). */
+function stateInstruction(indexing: IndexState | undefined): Array<{ command: string; purpose: string }> {
+  const text = indexStateText(indexing);
+  return text === null ? [] : [{ command: "index", purpose: text }];
 }
 
 export function resultMeta(result: SearchResult): string {
@@ -47,12 +71,7 @@ export class MemorySearchModal extends SuggestModal<SearchResult> {
     this.limit = SEARCH_TOP_K;
     this.emptyStateText = PROMPT_TEXT;
     this.setPlaceholder("Search memories and notes…");
-    this.setInstructions([
-      { command: "↑↓", purpose: "to navigate" },
-      { command: "↵", purpose: "to open" },
-      { command: "mod ↵", purpose: "to open in a new tab" },
-      { command: "esc", purpose: "to dismiss" },
-    ]);
+    this.showIndexState(undefined);
     this.scope.register(["Mod"], "Enter", (event) => {
       this.selectActiveSuggestion(event);
       return false;
@@ -74,12 +93,27 @@ export class MemorySearchModal extends SuggestModal<SearchResult> {
     const matchedOnly = this.host.settings.matchedOnly;
     try {
       const response = await this.host.client().search(text, { topK: SEARCH_TOP_K, matchedOnly });
-      this.emptyStateText = nothingFoundText(text, matchedOnly);
+      const partial = indexStateText(response.indexing);
+      this.emptyStateText = partial === null
+        ? nothingFoundText(text, matchedOnly)
+        : `${nothingFoundText(text, matchedOnly)} ${partial}.`;
+      this.showIndexState(response.indexing);
       return response.results;
     } catch (error) {
       this.emptyStateText = describeError(error);
       return [];
     }
+  }
+
+  /** The keys, and the index's state while it is incomplete (every answer says it). */
+  private showIndexState(indexing: IndexState | undefined): void {
+    this.setInstructions([
+      ...stateInstruction(indexing),
+      { command: "↑↓", purpose: "to navigate" },
+      { command: "↵", purpose: "to open" },
+      { command: "mod ↵", purpose: "to open in a new tab" },
+      { command: "esc", purpose: "to dismiss" },
+    ]);
   }
 
   renderSuggestion(result: SearchResult, el: HTMLElement): void {

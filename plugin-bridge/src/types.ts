@@ -70,9 +70,20 @@ export interface ProposedUpdate extends Successor {
   by: Successor;
 }
 
+/** What a search answer can promise: every answer carries it (an older daemon: only while
+ * the index is built, `{done, total}`). */
+export interface IndexState {
+  state?: "starting" | "indexing" | "ready";
+  by_words?: "partial" | "complete";
+  by_meaning?: "partial" | "complete";
+  done?: number;
+  total?: number;
+}
+
 export interface SearchResponse {
   query: string;
   results: SearchResult[];
+  indexing?: IndexState;
 }
 
 export interface Health {

@@ -10,7 +10,14 @@ import {
   showReviewQueue,
   unpinCurrentMemory,
 } from "../src/commands";
-import { MemorySearchModal, PROMPT_TEXT, resultMeta, SEARCH_DELAY_MS, supersededText } from "../src/search-modal";
+import {
+  indexStateText,
+  MemorySearchModal,
+  PROMPT_TEXT,
+  resultMeta,
+  SEARCH_DELAY_MS,
+  supersededText,
+} from "../src/search-modal";
 import { RELATED_DELAY_MS, RELATED_VIEW_TYPE, REVIEW_VIEW_TYPE, RelatedView, ReviewView } from "../src/views";
 import {
   errorResponse,
@@ -167,6 +174,38 @@ describe("search memories", () => {
     await vi.advanceTimersByTimeAsync(0);
     expect(app.workspace.getActiveFile()?.path).toBe("Home.md");
     expect(app.workspace.newLeaves).toHaveLength(0);
+  });
+
+  it("says the index state an answer carries until the index is complete", async () => {
+    vi.useFakeTimers();
+    let indexing: Record<string, unknown> = { state: "starting", by_words: "partial", by_meaning: "partial" };
+    const daemon = new FakeDaemon().on("POST", "/v1/search", (body) => ok({
+      query: (body as { query: string }).query, results: [], indexing,
+    }));
+    const { host } = setup(daemon);
+    const modal = openSearch(host);
+    const ask = async (text: string) => {
+      const pending = modal.getSuggestions(text);
+      await vi.advanceTimersByTimeAsync(SEARCH_DELAY_MS);
+      return pending;
+    };
+    const shown = () => (modal as unknown as MockSuggestModal<SearchResult>).instructions;
+    await ask("ups");
+    expect(shown()[0]).toEqual({ command: "index", purpose: indexStateText(indexing as never) });
+    expect(modal.emptyStateText).toContain("vaultmem is starting");
+    indexing = { state: "indexing", by_words: "complete", by_meaning: "partial", done: 120, total: 10000 };
+    await ask("ups battery");
+    expect(shown()[0]!.purpose)
+      .toBe("Indexing 120 of 10,000 notes: every note is searchable by its words, by meaning partly");
+    indexing = { state: "ready", by_words: "complete", by_meaning: "complete" };
+    await ask("ups battery x");
+    expect(shown()[0]!.command).toBe("↑↓");
+    expect(modal.emptyStateText).toBe('Nothing relevant found for "ups battery x". (Only real matches are shown: see the vaultmem settings.)');
+  });
+
+  it("reads an older daemon's indexing answer (done and total only) as partial", () => {
+    expect(indexStateText({ done: 3, total: 9 })).toBe("Indexing 3 of 9 notes: results are partial");
+    expect(indexStateText(undefined)).toBeNull();
   });
 
   it("typing a 16-character query sends at most 2 searches, and every keystroke gets the last answer", async () => {

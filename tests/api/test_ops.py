@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -12,11 +13,13 @@ from typing import Any
 import pytest
 
 from tests.api.test_server import REFERENCE, SAMPLE_ID, SAMPLE_PATH, digest, sample_app
+from tests.conftest import SAMPLE_VAULT
 from vaultmem import __version__
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import REQUESTS, RESPONSES, ROUTES, openapi_document
 from vaultmem.api.validation import parse_body, query_body, validate
-from vaultmem.app import App
+from vaultmem.app import App, build_app
+from vaultmem.config import load_settings
 from vaultmem.engine.results import MemoryView, MergeResult
 from vaultmem.errors import DaemonError, InvalidInput, NotFound, Refused
 
@@ -314,18 +317,47 @@ def test_the_openapi_document_is_consistent() -> None:
 
 @pytest.mark.timeout(60)
 def test_search_answers_say_the_index_is_being_built(tmp_path: Path) -> None:
-    """While a rebuild runs, a search answers with its progress; afterwards it does not."""
+    """While a rebuild runs, a search answers with its progress and finds notes by their words
+    before any vector is written; afterwards it says the index is ready."""
     with sample_app(tmp_path) as app:
         api = app.api(clock=lambda: REFERENCE)
         during: list[dict[str, Any]] = []
 
         def progress(done: int, total: int) -> None:
-            if not during:  # the rebuild has planned its notes and written none yet
+            if not during:  # the rebuild has planned its notes and written no vector yet
                 during.append(api.call("search", {"query": "Crumb sessions"}))
         report = app.sync.reindex(full=True, progress=progress)
         assert report.added > 1
-        assert during[0]["indexing"] == {"done": 0, "total": report.added}
+        assert during[0]["indexing"] == {"state": "indexing", "by_words": "complete",
+                                         "by_meaning": "partial", "done": 0,
+                                         "total": report.added}
+        assert during[0]["results"], "every note is searchable by its words already"
         validate(RESPONSES["search"], during[0], "search")
         after = api.call("search", {"query": "Crumb sessions"})
-        assert "indexing" not in after and after["results"]
+        assert after["indexing"] == {"state": "ready", "by_words": "complete",
+                                     "by_meaning": "complete"}
+        assert after["results"]
         validate(RESPONSES["search"], after, "search")
+
+
+@pytest.mark.timeout(60)
+def test_a_daemons_first_answers_say_it_is_starting_until_the_notes_are_counted(
+    tmp_path: Path,
+) -> None:
+    vault = Path(shutil.copytree(SAMPLE_VAULT, tmp_path / "vault", symlinks=True))
+    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
+        "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake"})
+    app = build_app(settings, daemon=True)
+    try:
+        api = app.api(clock=lambda: REFERENCE)
+        first = api.call("search", {"query": "Crumb sessions"})
+        assert first["indexing"] == {"state": "starting", "by_words": "partial",
+                                     "by_meaning": "partial"}
+        validate(RESPONSES["search"], first, "search")
+        app.sync.sync_paths(["Home.md"])  # a watcher's batch does not count the vault
+        assert api.call("search", {"query": "x"})["indexing"]["state"] == "starting"
+        app.sync.reindex()  # the start-up sync: counted, indexed, ready
+        answer = api.call("search", {"query": "Crumb sessions"})
+        assert answer["indexing"]["state"] == "ready" and answer["results"]
+    finally:
+        app.close()

@@ -156,3 +156,24 @@ def test_status_files_lists_what_is_indexed_with_each_memorys_state(
     some = next(iter(memories))
     assert any(some in line and "memory " in line and "score" in line
                for line in text.splitlines())
+
+
+def test_a_search_says_the_index_state_above_its_results_until_it_is_ready(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from vaultmem.cli.output import show_search
+
+    def shown(indexing: dict[str, object] | None) -> str:
+        show_search({"query": "ups", "results": [], "indexing": indexing})
+        return capsys.readouterr().out.splitlines()[0]
+
+    assert shown({"state": "starting", "by_words": "partial", "by_meaning": "partial"}) == (
+        "index: the daemon is starting, the vault not counted yet — results may be partial")
+    assert shown({"state": "indexing", "by_words": "complete", "by_meaning": "partial",
+                  "done": 120, "total": 10000}) == (
+        "index building: 120 of 10,000 notes — every note searchable by its words, "
+        "by meaning partly")
+    assert shown({"done": 3, "total": 9}) == (  # an older daemon
+        "index building: 3 of 9 notes — results are partial")
+    assert shown({"state": "ready", "by_words": "complete", "by_meaning": "complete"}) == (
+        "nothing relevant for 'ups'")

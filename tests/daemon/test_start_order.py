@@ -83,15 +83,20 @@ def test_on_an_empty_index_the_first_index_starts_while_the_model_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Nothing to answer from yet: the first index starts at once (answers say how far it
-    got), not after the model's load."""
+    got), not after the model's load: it scans, plans and counts the notes meanwhile (its
+    words pass then needs the vectors' width, so waits for the load, ~0.3 s)."""
     monkeypatch.setattr(run, "MODEL_WAIT_S", 10 * WAIT_S)  # no timeout lets it start either
     embedder = HeldLoad()
     daemon = _daemon(tmp_path, embedder, indexed=False)
     daemon.start()
     try:
         assert embedder.asked.wait(WAIT_S)
-        wait_until(lambda: daemon.progress.last is not None, WAIT_S)  # the model still held
-        assert not embedder.release.is_set()
+        assert daemon.app is not None
+        sync = daemon.app.sync
+        wait_until(lambda: sync.state().state == "indexing", WAIT_S)  # the model still held
+        assert not embedder.release.is_set() and sync.state().total > 0
+        embedder.release.set()
+        wait_until(lambda: daemon.progress.last is not None, WAIT_S)
         assert daemon.progress.last is not None and daemon.progress.last["added"] > 0
     finally:
         embedder.release.set()

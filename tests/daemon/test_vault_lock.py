@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem_testing.daemon import REPO, DaemonProcess
 from vaultmem.errors import DaemonError
 from vaultmem.mcp.server import Bridge
 from vaultmem.vault.writer_lock import (
@@ -25,6 +24,7 @@ from vaultmem.vault.writer_lock import (
     describe_stale,
     lock_path,
 )
+from vaultmem_testing.daemon import REPO, DaemonProcess
 
 
 def make_vault(tmp_path: Path) -> Path:

@@ -4,19 +4,24 @@ from the catalog: a metadata-only change is a catalog write, a batch reads its o
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator
+import os
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
 from vaultmem.engine.indexer import Indexer
-from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord
+from vaultmem.engine.words_first import words_only
+from vaultmem.errors import Stopping
+from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.lance import META_FILE, LanceIndex
+from vaultmem.index.upkeep import Occasion
 from vaultmem.vault.ignore import IgnoreRules
 
 pytestmark = pytest.mark.timeout(120)
@@ -54,6 +59,9 @@ class CountingStore:
 
     def stored_chunks(self, paths: Collection[str]) -> list[ChunkRecord]:
         return self.index.stored_chunks(paths)
+
+    def upkeep(self, occasion: Occasion) -> str | None:
+        return self.index.upkeep(occasion)
 
 
 def memory_text(*, title: str = "SSH keys", tags: str = "[ssh]", aliases: str = "[]",
@@ -200,3 +208,63 @@ def test_a_batch_with_a_file_name_that_is_not_utf8_is_reported_not_fatal(
     report = indexer.sync(paths=[path, "notes/note 2.md"])
     assert report.skipped == 1
     assert len(catalog.records()) == 8  # the seven notes and the skipped one, escaped
+
+
+class OrderEmbedder(FakeEmbedder):
+    """The fake embedder, recording the texts it embeds in order."""
+
+    def __init__(self) -> None:
+        super().__init__(32)
+        self.name = EMBEDDER.name
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_first_index_writes_every_notes_words_then_vectors_newest_first(
+    tmp_path: Path, vault: Path, catalog: Catalog,
+) -> None:
+    for n in range(6):  # note 0 the newest
+        stamp = 1_700_000_000 - n * 86_400
+        os.utime(vault / f"notes/note {n}.md", (stamp, stamp))
+    embedder = OrderEmbedder()
+    store = CountingStore(tmp_path / "lance")
+    indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, embedder,
+                      indexer_options(Settings()))
+    try:
+        assert indexer.sync().added == 7
+        words, *vectors = [w["upserts"] for w in store.writes if "upserts" in w]
+        assert len(words) == 7 and all(not np.any(c.vector) for _, cs in words for c in cs)
+        assert vectors and all(np.any(c.vector) for batch in vectors for _, cs in batch
+                               for c in cs)
+        order = [text.split("\n")[0] for text in embedder.texts]
+        notes = [n for n in order if n.startswith("note ")]
+        assert notes == [f"note {n} — Note {n}" for n in range(6)], order  # newest first
+        assert not any(words_only(r) for r in catalog.records().values())
+    finally:
+        store.index.close()
+
+
+def test_notes_a_stopped_first_index_left_with_words_only_are_embedded_next_time(
+    tmp_path: Path, vault: Path, catalog: Catalog,
+) -> None:
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    try:
+        with pytest.raises(Stopping):
+            indexer.sync(between=lambda unwritten: indexer.stop())  # after the words pass
+        records = catalog.records()
+        assert len(records) == 7 and all(words_only(r) for r in records.values())
+        hits = store.index.stored_chunks(list(records))
+        assert hits and not any(np.any(c.vector) for c in hits)  # words, no vector yet
+
+        # the next start: a new indexer on the same catalog and chunk index
+        again = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, EMBEDDER,
+                        indexer_options(Settings()))
+        report = again.sync()
+        assert report.changed == 7 and report.chunks_embedded == len(hits)  # none kept
+        assert not any(words_only(r) for r in catalog.records().values())
+        assert all(np.any(c.vector) for c in store.index.stored_chunks(list(records)))
+    finally:
+        store.index.close()

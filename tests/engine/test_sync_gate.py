@@ -357,6 +357,16 @@ def _queued_texts() -> list[str]:
             for text in task[3][0]]
 
 
+@pytest.fixture
+def one_inference_thread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """One inference thread, as the torch runtime has it (an ONNX embedder loaded by an earlier
+    test in this process widened the shared one to calls side by side); closed afterwards."""
+    monkeypatch.setattr(inference, "_SHARED", [])
+    yield
+    inference.shared().close()
+
+
+@pytest.mark.usefixtures("one_inference_thread")
 def test_other_embeddings_run_after_the_large_notes_call_in_progress_not_its_other_pieces(
         tmp_path: Path) -> None:
     """Through the real inference thread: an edit let in while a large note is embedded, and

@@ -142,3 +142,30 @@ def test_the_trimmer_trims_at_most_once_per_interval() -> None:
     assert trimmer.maybe_trim()
     assert not trimmer.maybe_trim()
     assert trims == [100.0, 110.0]
+
+
+@pytest.mark.timeout(30)
+def test_a_widened_inference_thread_runs_bulk_pieces_side_by_side_and_queries_first() -> None:
+    thread = inference.InferenceThread(name="test-inference")
+    thread.widen(2)
+    both_in, release = threading.Barrier(3, timeout=10), threading.Event()
+    order: list[str] = []
+
+    def piece(name: str) -> str:
+        if name in ("a", "b"):
+            both_in.wait()  # two pieces run at the same time, or this times out
+            assert release.wait(10)
+        order.append(name)
+        return name
+
+    try:
+        futures = [thread.submit(inference.BULK, piece, name) for name in ("a", "b", "c")]
+        both_in.wait()
+        query = thread.submit(inference.QUERY, piece, "query")
+        release.set()
+        assert [f.result(10) for f in futures] == ["a", "b", "c"] and query.result(10)
+        assert order.index("query") < order.index("c")  # ahead of the queued bulk piece
+        assert len({t.name for t in thread._threads}) == 2
+    finally:
+        thread.close()
+    assert not thread._threads

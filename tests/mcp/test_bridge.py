@@ -205,6 +205,8 @@ def test_save_search_get_touch_observe_related(daemon: DaemonProcess, vault: Pat
 
             found = await ok(s, "search_memory", {"query": "garden shed key pantry", "top_k": 3})
             first = found["results"][0]
+            assert found["indexing"] == {"state": "ready", "by_words": "complete",
+                                         "by_meaning": "complete"}  # every answer says it
             assert first["id"] == memory["id"] and first["review"] is False
             assert first["uri"].startswith("obsidian://open?vault=vault&file=memories%2F")
             assert {"title", "path", "snippet", "relevance", "score"} <= set(first)

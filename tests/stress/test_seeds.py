@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem_testing.daemon import DaemonProcess, wait_until
 from tests.stress import hostile_vault as hv
 from tests.stress.crash_harness import unique_word
 from tests.stress.test_crash import CrashRun
 from tests.stress.test_hostile import Churn
 from vaultmem.api.client import Client
+from vaultmem_testing.daemon import DaemonProcess, wait_until
 
 # read at import: the hermetic environment (tests/conftest.py) removes VAULTMEM_* variables
 ASKED = "VAULTMEM_STRESS_SEEDS" in os.environ  # by scripts/stress seeds

@@ -30,7 +30,6 @@ from vaultmem.engine.restore import Restorer
 from vaultmem.engine.results import (
     ClustersResult,
     GcResult,
-    IndexBuilding,
     MemoryView,
     MergeResult,
     ObserveResult,
@@ -165,10 +164,8 @@ class Api(MemoryOps):
         answer = self.search.search(body["query"], now, top_k=body.get("top_k"), filters=filters,
                                     include_review=body["include_review"],
                                     min_relevance=max(floor, body.get("min_relevance", 0.0)))
-        building = self.sync.building()
-        if building is not None:  # the first index (or a rebuild) runs: results are partial
-            return replace(answer, indexing=IndexBuilding(building["done"], building["total"]))
-        return answer
+        # every answer says what the index can promise (starting, indexing: partial, ready)
+        return replace(answer, indexing=self.sync.state())
 
     def _memory_type(self, given: str | None) -> str | None:
         """A type filter in any letter case; an unknown type is refused with the known ones."""

@@ -168,8 +168,14 @@ SEARCH = shape({"query": STR, "results": {"type": "array", "items": shape({
     "tags": {"type": "array", "items": STR}, "relevance": NUM,
     "score": {"type": ["number", "null"]}, "final": NUM, "review": BOOL,
     "superseded_by": {"type": ["object", "null"]}})},
-    # present only while the first index (or a rebuild) runs: the results are partial
-    "indexing": shape({"done": INT, "total": INT})}, ("query", "results"))
+    # the index's state on every answer: starting (not counted yet), indexing (with the notes
+    # whose vectors are written, done of total), ready; by_words and by_meaning say whether
+    # every note is searchable by its words and by meaning yet (partial, complete)
+    "indexing": shape({"state": {"enum": ["starting", "indexing", "ready"]},
+                       "by_words": {"enum": ["partial", "complete"]},
+                       "by_meaning": {"enum": ["partial", "complete"]},
+                       "done": INT, "total": INT}, ("state", "by_words", "by_meaning"))},
+    ("query", "results", "indexing"))
 ITEMS = {"type": "array", "items": shape({"id": STR, "path": STR, "decision": STR, "reason": STR,
                                          "score": NUM})}
 MOVES = {"type": "array", "items": shape({"id": STR, "from": STR, "to": STR})}

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from vaultmem.core.json_types import JSON
+from vaultmem.engine.progress import INDEXING, IndexState
 from vaultmem.engine.results import (
     Archived,
     AutoMergeResult,
@@ -23,7 +24,6 @@ from vaultmem.engine.results import (
     EditResult,
     ForgetResult,
     GcResult,
-    IndexBuilding,
     LeftAlone,
     ListResult,
     MemoryView,
@@ -113,14 +113,18 @@ def search_hit_wire(hit: SearchHit) -> JSON:
     }
 
 
-def building_wire(building: IndexBuilding) -> JSON:
-    return {"done": building.done, "total": building.total}
+def index_state_wire(state: IndexState) -> JSON:
+    data: JSON = {"state": state.state, "by_words": state.by_words,
+                  "by_meaning": state.by_meaning}
+    if state.state == INDEXING:
+        data.update(done=state.done, total=state.total)
+    return data
 
 
 def search_wire(result: SearchResult) -> JSON:
     data: JSON = {"query": result.query, "results": [search_hit_wire(h) for h in result.hits]}
     if result.indexing is not None:
-        data["indexing"] = building_wire(result.indexing)
+        data["indexing"] = index_state_wire(result.indexing)
     return data
 
 

@@ -59,12 +59,24 @@ def placement(results: list[dict[str, Any]], index: int) -> str:
     return "" if place is None else f"  [placed below its successor, {place + 1}.]"
 
 
+def index_state_line(indexing: dict[str, Any] | None) -> str | None:
+    """What a search answer says of the index while it is incomplete (an older daemon sends
+    only `done` / `total` while it builds); None once it is complete."""
+    if not indexing or indexing.get("state") == "ready":
+        return None
+    if indexing.get("state") == "starting":
+        return "index: the daemon is starting, the vault not counted yet — results may be partial"
+    done, total = indexing.get("done", 0), indexing.get("total", 0)
+    words = ("every note searchable by its words, by meaning partly"
+             if indexing.get("by_words") == "complete" else "results are partial")
+    return f"index building: {done:,} of {total:,} notes — {words}"
+
+
 def show_search(d: dict[str, Any]) -> None:
     results = d["results"]
-    if d.get("indexing"):
-        building = d["indexing"]
-        _echo(f"index building: {building['done']:,} of {building['total']:,} notes — "
-              "results are partial")
+    state = index_state_line(d.get("indexing"))
+    if state:
+        _echo(state)
     if not results:
         _echo(f"nothing relevant for {d['query']!r}")
         return

@@ -34,7 +34,7 @@ from vaultmem.app import App, DaemonParams
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
-from vaultmem.daemon.progress import IndexingStatus, report_json
+from vaultmem.daemon.progress import IndexingStatus, ProgressLog, report_json
 from vaultmem.engine.index_ports import SyncReport
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
@@ -218,8 +218,10 @@ class Daemon:
     def reindex(self, full: bool) -> dict[str, Any]:
         assert self.app is not None
         self.progress.running = True
+        logged = ProgressLog(log, self.app.sync.state)  # progress lines, then the ready line
         try:
-            report = self.app.sync.reindex(full=full)
+            report = self.app.sync.reindex(full=full, progress=logged)
+            logged.finished(report, self.app.catalog.indexed_totals())
             self._settle_moves(report)
             # Rows written since the last optimise are missing from the full-text index and
             # searched by a scan; after a large indexing run that is up to half the vault.

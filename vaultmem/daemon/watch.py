@@ -96,7 +96,7 @@ class VaultWatcher:
         self._cond = threading.Condition()
         self._queue: dict[str, None] = {}  # insertion-ordered set of pending paths
         self._rescan_wanted = False
-        self._delivering = False
+        self._delivering_since: float | None = None  # monotonic: a batch is being delivered
         self._stopping = False
         self._observer: BaseObserver | None = None
         self._worker: threading.Thread | None = None
@@ -161,12 +161,17 @@ class VaultWatcher:
             return len(self._queue)
 
     def busy(self, quiet_s: float = 2.0) -> bool:
-        """True while notes changed within `quiet_s` or a batch is queued or being delivered."""
+        """True while notes changed within `quiet_s`, a batch is queued, or one has been
+        delivered for less than `quiet_s`: a longer delivery is indexing (a large note
+        embedded for minutes), not notes changing, and must not hold scheduled writes back."""
+        now = time.monotonic()
         with self._cond:
-            if self._queue or self._rescan_wanted or self._delivering:
+            if self._queue or self._rescan_wanted:
                 return True
+            since = self._delivering_since
             last = self._burst.last_at
-        return last is not None and time.monotonic() - last < quiet_s
+        return ((since is not None and now - since < quiet_s)
+                or (last is not None and now - last < quiet_s))
 
     def take_due(self, exclude: frozenset[str] = frozenset()) -> set[str]:
         """Queued paths, not in `exclude`, of a burst that is due, taken out of the queue now
@@ -269,12 +274,12 @@ class VaultWatcher:
                 work = self._next_work()
                 if work is None:
                     return
-                self._delivering = True
+                self._delivering_since = time.monotonic()
             try:
                 self._deliver(work)
             finally:
                 with self._cond:
-                    self._delivering = False
+                    self._delivering_since = None
 
     def _next_work(self) -> set[str] | None:
         """Wait (holding the condition) until something is due; None once stopping."""

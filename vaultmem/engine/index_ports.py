@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vaultmem.index.base import ChunkRecord, NoteRecord
+from vaultmem.index.upkeep import Occasion
 
 Progress = Callable[[int, int], None]
 
@@ -28,6 +29,8 @@ class ChunkStore(Protocol):
     def clear(self) -> None: ...
 
     def stored_chunks(self, paths: Collection[str]) -> Sequence[ChunkRecord]: ...
+
+    def upkeep(self, occasion: Occasion) -> str | None: ...
 
 
 class StoreHandle(Protocol):

@@ -16,13 +16,18 @@ from vaultmem.engine.index_ports import Progress, SyncReport
 from vaultmem.engine.indexer import Indexer
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.progress import IndexState
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.vault.notes import Note
 
 
 class IndexSync:
-    def __init__(self, indexer: Indexer, store: MemoryStore) -> None:
+    def __init__(self, indexer: Indexer, store: MemoryStore, *, starting: bool = False) -> None:
+        """`starting`: a whole-vault sync is coming before anything else (the daemon's
+        start-up reconcile); answers say "starting" until it has counted the notes."""
         self._indexer = indexer
+        if starting:
+            indexer.progress.await_scan()
         self._store = store
         self._gate = SyncGate(indexer)  # one index writer at a time
         self._written: dict[str, Note] = {}  # flushed notes the catalog has not recorded yet
@@ -39,11 +44,19 @@ class IndexSync:
     def flush_usage(self) -> FlushReport:
         """Write the journal's pending uses into their notes (the daemon's flush job) and record
         the notes as written in the catalog: no note is read again, LanceDB is not written.
+        While another sync runs, the flush does not wait for it: the catalog learns of the
+        notes from the watcher's batch of them (let in between the sync's slices).
         Each note is known as written from the moment it is, so the watcher's echo of a write
         that arrives while the flush goes on needs no read either."""
         report = self._store.flush(on_written=self._remember_written)
         if report.written:
-            self.sync_paths(report.written)
+            written = self._take_written(report.written)
+            if self._gate.sync_paths_if_free(report.written, written) is None:
+                # a long sync runs (the first index, a large note): the flush never waits
+                # behind it; the watcher's batch of these notes takes them as written
+                with self._written_lock:
+                    for path, note in written.items():
+                        self._written.setdefault(path, note)
         return report
 
     def _remember_written(self, note: Note) -> None:
@@ -76,3 +89,7 @@ class IndexSync:
     def building(self) -> dict[str, int] | None:
         """The first index (or a rebuild) under way, for search answers; None otherwise."""
         return self._indexer.progress.building()
+
+    def state(self) -> IndexState:
+        """The index's state every search answer carries (engine/progress.py)."""
+        return self._indexer.progress.state()

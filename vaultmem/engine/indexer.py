@@ -22,11 +22,13 @@ from vaultmem.core.chunking import Chunk, embedding_text, note_chunks
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.engine.index_ports import Progress, StoreHandle, SyncReport
 from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
-from vaultmem.engine.progress import CHANGES, REBUILD, SCAN, IndexProgress, Run
+from vaultmem.engine.progress import BUILDING_KINDS, CHANGES, REBUILD, SCAN, IndexProgress, Run
 from vaultmem.engine.slices import SLICE_CHUNKS, Between, SlicedEmbedding
+from vaultmem.engine.words_first import WordsFirst, words_only
 from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
+from vaultmem.index.upkeep import Occasion
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, RawNote, read_note, read_raw_note
 from vaultmem.vault.parse_apart import parse_apart
@@ -64,6 +66,7 @@ class Indexer:
         self.progress = IndexProgress()
         self._identity_checked = False
         self._slices = SlicedEmbedding(embedder, self.progress)
+        self._words = WordsFirst(store, catalog, self._chunks, lambda: embedder.dim)
 
     # public -------------------------------------------------------------------------------
 
@@ -94,7 +97,9 @@ class Indexer:
                   if path in stats and (stats[path].mtime_ns, stats[path].size)
                   == (note.mtime_ns, note.size)}
         failed: dict[str, str] = {}
-        disk = self._disk_fingerprints(stats, known, parsed, failed)
+        # the first index or a rebuild: notes are read, not parsed, until the words pass
+        disk = self._disk_fingerprints(stats, known, parsed, failed,
+                                       raw=paths is None and not known)
         index = {
             path: Fingerprint(rec.body_hash, rec.file_hash)
             for path, rec in known.items()
@@ -177,11 +182,15 @@ class Indexer:
         known: dict[str, NoteRecord],
         parsed: Parsed,
         failed: dict[str, str],
+        *,
+        raw: bool = False,
     ) -> dict[str, Fingerprint]:
+        """`raw`: every note kept as its bytes (parsed when its words are written)."""
         disk: dict[str, Fingerprint] = {}
         for path, st in stats.items():
             rec = known.get(path)
-            if rec and rec.status != SKIPPED and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size):
+            if (rec and rec.status != SKIPPED and not words_only(rec)
+                    and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size)):
                 disk[path] = Fingerprint(rec.body_hash, rec.file_hash)
                 continue
             if isinstance(written := parsed.get(path), Note):
@@ -189,7 +198,7 @@ class Indexer:
                 continue
             try:
                 note: Note | RawNote
-                if st.size > LARGE_NOTE_BYTES:
+                if raw or st.size > LARGE_NOTE_BYTES:
                     note = read_raw_note(self.root, path)
                     disk[path] = Fingerprint(*note.fingerprint())
                 else:
@@ -212,15 +221,21 @@ class Indexer:
         self, plan: SyncPlan, parsed: Parsed, known: dict[str, NoteRecord],
         report: SyncReport, progress: Progress | None, between: Between | None, run: Run,
     ) -> None:
-        # smallest first: a large note in the same batch delays none of the others
-        paths = sorted([*plan.adds, *plan.changes], key=lambda p: (_size(p, parsed), p))
+        building = run.kind in BUILDING_KINDS
+        paths = _order([*plan.adds, *plan.changes], parsed, building)
         total, done = len(paths), 0
         self.progress.planned(run, total)
+        if building:  # every new note searchable by its words before any vector
+            adds = set(plan.adds)
+            if self._words.write([p for p in paths if p in adds], parsed, between):
+                self._store().upkeep(Occasion.INDEXED)  # their words in the full-text index
+            self.progress.words_written(run)
         if progress:
             progress(0, total)
-        # the title each edited note's stored chunks were embedded under
+        # the title each edited note's stored chunks were embedded under (not a note whose
+        # chunks have no vectors yet: words first)
         before = {path: known[path].title for path in plan.changes
-                  if path in known and known[path].chunk_count}
+                  if path in known and known[path].chunk_count and not words_only(known[path])}
         for batch, embedded in self._embed_batches(paths, parsed, before, between, run):
             self._store().apply(upserts=batch)
             self.catalog.apply(record for record, _ in batch)
@@ -397,6 +412,20 @@ class Indexer:
             note = read_note(self.root, path) if note is None else note.parse()
             parsed[path] = note
         return note
+
+
+def _order(paths: list[str], parsed: Parsed, building: bool) -> list[str]:
+    """The order notes are embedded in. A whole-vault sync: most recently modified first (the
+    notes a user is most likely to ask about; every note's words are searchable already).
+    Otherwise smallest first: a large note in the same batch delays none of the others."""
+    if building:
+        return sorted(paths, key=lambda p: (-_mtime(p, parsed), p))
+    return sorted(paths, key=lambda p: (_size(p, parsed), p))
+
+
+def _mtime(path: str, parsed: Parsed) -> int:
+    note = parsed.get(path)
+    return note.mtime_ns if note is not None else 0
 
 
 def _size(path: str, parsed: Parsed) -> int:

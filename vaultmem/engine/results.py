@@ -12,6 +12,7 @@ from typing import Protocol, Self
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.memory import MemoryState
+from vaultmem.engine.progress import IndexState
 
 
 @dataclass(frozen=True)
@@ -74,18 +75,10 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
-class IndexBuilding:
-    """A whole-vault sync in progress: answers from the index are partial meanwhile."""
-
-    done: int
-    total: int
-
-
-@dataclass(frozen=True)
 class SearchResult:
     query: str
     hits: tuple[SearchHit, ...]
-    indexing: IndexBuilding | None = None
+    indexing: IndexState | None = None  # the Api sets it on every answer
 
 
 @dataclass(frozen=True)

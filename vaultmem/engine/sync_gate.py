@@ -91,6 +91,15 @@ class SyncGate:
                 assert waiting.report is not None
                 return waiting.report
 
+    def sync_paths_if_free(self, paths: Collection[str],
+                           written: Mapping[str, Note]) -> SyncReport | None:
+        """Sync `paths` now if no other sync runs; None at once otherwise (the caller leaves
+        them to the watcher's batch of the same notes, which the running sync lets in)."""
+        with self._writing(blocking=False) as mine:
+            if mine:
+                return self._sync(frozenset(paths), written)
+        return None
+
     @contextmanager
     def _writing(self, *, blocking: bool) -> Iterator[bool]:
         """The writer's lock (True), or False when another thread holds it and not

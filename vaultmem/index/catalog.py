@@ -233,6 +233,12 @@ class Catalog:
         rows = self._query("SELECT COALESCE(SUM(chunk_count), 0) FROM notes")
         return int(rows[0][0]) if rows else 0
 
+    def indexed_totals(self) -> tuple[int, int]:
+        """(notes indexed, their chunks): a whole-table count, for a log line."""
+        rows = self._query("SELECT COUNT(*), COALESCE(SUM(chunk_count), 0) FROM notes "
+                           "WHERE status = 'indexed'")
+        return (int(rows[0][0]), int(rows[0][1])) if rows else (0, 0)
+
     # writes -------------------------------------------------------------------------------
 
     def apply(self, upserts: Iterable[NoteRecord] = (), deletes: Sequence[str] = ()) -> None:

@@ -48,15 +48,26 @@ _Task = tuple[int, int, Callable[..., Any], tuple[Any, ...], "Future[Any]"]
 
 
 class InferenceThread:
-    """A single daemon thread running submitted calls, lowest priority number first, then in
-    submission order. Started on the first submission."""
+    """Daemon threads running submitted calls, lowest priority number first, then in
+    submission order: one, or more once `widen` asks (ONNX Runtime's one-thread calls side by
+    side: each call uses one core, and a query still waits for at most one piece). Started on
+    the first submission."""
 
     def __init__(self, name: str = THREAD_NAME) -> None:
         self._name = name
         self._queue: queue.PriorityQueue[_Task] = queue.PriorityQueue()
         self._order = itertools.count()
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
+        self._width = 1
+
+    def widen(self, workers: int) -> None:
+        """Run up to `workers` calls side by side from now on (never fewer than before)."""
+        with self._lock:
+            self._width = max(self._width, workers)
+            started = bool(self._threads)
+        if started:
+            self._ensure_started()
 
     def submit(self, priority: int, function: Callable[..., T], *args: Any) -> Future[T]:
         future: Future[T] = Future()
@@ -65,25 +76,30 @@ class InferenceThread:
         return future
 
     def run(self, priority: int, function: Callable[..., T], *args: Any) -> T:
-        """Run on the inference thread (inline if already on it) and wait for the result."""
-        if threading.current_thread() is self._thread:
+        """Run on an inference thread (inline if already on one) and wait for the result."""
+        if threading.current_thread() in self._threads:
             return function(*args)
         return self.submit(priority, function, *args).result()
 
     def close(self) -> None:
-        """Stop the thread once the queued calls are done (a later submission restarts it)."""
+        """Stop the threads once the queued calls are done (a later submission restarts
+        them)."""
         with self._lock:
-            thread, self._thread = self._thread, None
-        if thread is not None:
+            threads, self._threads = self._threads, []
+        for _ in threads:
             self._queue.put((_LAST, next(self._order), _stop, (), Future()))
+        for thread in threads:
             if thread is not threading.current_thread():
                 thread.join()
 
     def _ensure_started(self) -> None:
         with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._work, name=self._name, daemon=True)
-                self._thread.start()
+            self._threads = [t for t in self._threads if t.is_alive()]
+            while len(self._threads) < self._width:
+                name = self._name if not self._threads else f"{self._name}-{len(self._threads)}"
+                thread = threading.Thread(target=self._work, name=name, daemon=True)
+                thread.start()
+                self._threads.append(thread)
 
     def _work(self) -> None:
         while True:

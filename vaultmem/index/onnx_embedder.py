@@ -48,16 +48,22 @@ class OnnxEmbedder:
     most one bulk batch. The model loads on first use (thread-safe)."""
 
     def __init__(self, name: str, files: ModelFiles, cache: Path, *, threads: int = 1,
-                 batch_size: int = 1, derived: Callable[[], Path] | None = None) -> None:
+                 batch_size: int = 1, derived: Callable[[], Path] | None = None,
+                 side_by_side: bool = False) -> None:
         """`derived`: for a model made here from another form (multilingual.py), the folder
         of its verified files (graph, weights, SentencePiece tokenizer); otherwise the graph
-        is exported from the sentence-transformers directory `files.path`."""
+        is exported from the sentence-transformers directory `files.path`. `side_by_side`:
+        `threads` one-thread model calls run side by side (bulk pieces on as many inference
+        threads); otherwise (the default) one call at a time with `threads` intra-op threads.
+        Side by side measured no faster on 2 busy cores, and two calls at once wrote a page
+        of the mapped weights (their release then stops): docs/benchmarks.md."""
         self.name = name
         self.runtime = "onnx"
         self._files = files
         self._cache = cache
         self._derived = derived
         self._threads = max(1, threads)
+        self._side_by_side = side_by_side
         self._batch_size = max(1, batch_size)
         self._session: Any = None
         self._tokenizer: Any = None
@@ -137,7 +143,7 @@ class OnnxEmbedder:
             tokenizer = _tokenizer(Tokenizer, self._files)
             path = onnx_file(self._cache, self._files.path)
         options = ort.SessionOptions()
-        options.intra_op_num_threads = self._threads
+        options.intra_op_num_threads = 1 if self._side_by_side else self._threads
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
@@ -155,6 +161,8 @@ class OnnxEmbedder:
         self._smallest = self._feed(["a"])
         self._session = session
         self._dim = int(self._empty_arena().shape[-1])  # one run: the probe empties the arena
+        if self._side_by_side:
+            inference.shared().widen(self._threads)
         trim_heap()
 
 

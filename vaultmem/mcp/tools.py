@@ -105,9 +105,10 @@ def _search() -> ToolSpec:
         "helps and report it with observe_memory_usage). A memory replaced by a newer one "
         "carries superseded_by {id, title, path, uri} (null otherwise) and ranks below its "
         "successor: answer from the successor. Searching does not count as a use. "
-        "While the vault's index is being built, the answer also has indexing {done, total} "
-        "(notes indexed so far): the results are partial, so say so rather than conclude the "
-        "vault holds nothing.",
+        "Every answer has indexing {state, by_words, by_meaning}: state starting (the daemon "
+        "has not counted the notes yet), indexing (with done, total: notes indexed so far) or "
+        "ready; by_words / by_meaning partial or complete. Unless state is ready the results "
+        "may be partial, so say so rather than conclude the vault holds nothing.",
         tool_schema(
             "search", ("query",),
             query="What to look for: a question or keywords, in the user's words.",

@@ -1,0 +1,113 @@
+"""Words first: a whole-vault sync makes every new note searchable by its words before any
+vector is computed.
+
+Embedding is the slow part of a first index (~25-35 chunks a second on two cores: minutes
+for a few thousand notes, twenty for ten thousand). Parsing, chunking and writing the chunks'
+text is much faster, and a first index reads the notes without parsing them until this pass.
+So a whole-vault sync with notes to add first writes each one's names (catalog) and chunks
+(LanceDB: text, names, analysed terms, and a zero vector the vector search never ranks above
+a real one), in one pass, newest first in writes that grow from a few notes to thousands;
+then the indexer embeds them as usual, most recently modified first, each batch replacing
+the note's chunks.
+
+A note written by the words pass is recorded in the catalog with its body hash marked
+(`WORDS_ONLY`), never as indexed: if the daemon stops before its vectors are written, the next
+sync sees it as changed and embeds it (none of its zero vectors is kept as a stored vector).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from vaultmem.core.chunking import Chunk
+from vaultmem.engine.index_ports import StoreHandle
+from vaultmem.engine.note_records import note_record
+from vaultmem.errors import NoteError
+from vaultmem.index.base import ChunkRecord, NoteRecord
+from vaultmem.index.catalog import Catalog
+from vaultmem.vault.notes import Note, RawNote
+from vaultmem.vault.parse_apart import PROCESS_BYTES
+
+WORDS_ONLY = "words-only:"  # the body hash's mark: the note's chunks have no vectors yet
+# chunks per index write in the words pass: the first write comes quickly (the newest notes
+# searchable within seconds), each next one twice as large up to the last size
+FIRST_BATCH_CHUNKS, WORDS_BATCH_CHUNKS = 128, 4096
+MIN_NOTES = 2  # fewer notes to add than this: embedding them is as quick, no words pass
+
+Chunker = Callable[[Note], list[Chunk]]
+Between = Callable[[frozenset[str]], None]
+
+
+def words_only(record: NoteRecord) -> bool:
+    """Whether the catalog's record is the words pass's: chunks without vectors yet."""
+    return record.body_hash.startswith(WORDS_ONLY)
+
+
+class WordsFirst:
+    """Writes the words of a whole-vault sync's new notes (see the module docstring)."""
+
+    def __init__(self, store: StoreHandle, catalog: Catalog, chunker: Chunker,
+                 dim: Callable[[], int]) -> None:
+        self._store = store
+        self._catalog = catalog
+        self._chunker = chunker
+        self._dim = dim
+
+    def write(self, paths: Sequence[str], parsed: dict[str, Note | RawNote],
+              between: Between | None = None) -> int:
+        """Write the words of `paths` (parsed notes; a note too large to parse here waits for
+        its vectors); how many notes were written. `between` is called between writes with
+        the paths not written yet (waiting syncs go in)."""
+        if len(paths) < MIN_NOTES:
+            return 0
+        zero = np.zeros(self._dim(), dtype=np.float32)
+        written = 0
+        unwritten = frozenset(paths)  # by vectors: all of them, still
+        for batch in self._batches(paths, parsed, zero):
+            self._store().apply(upserts=batch)
+            self._catalog.apply(record for record, _ in batch)
+            written += len(batch)
+            if between is not None:
+                between(unwritten)
+        return written
+
+    def _batches(
+        self, paths: Sequence[str], parsed: dict[str, Note | RawNote], zero: np.ndarray,
+    ) -> Iterator[list[tuple[NoteRecord, list[ChunkRecord]]]]:
+        batch: list[tuple[NoteRecord, list[ChunkRecord]]] = []
+        size, limit = 0, FIRST_BATCH_CHUNKS
+        for path in paths:
+            note = self._parsed(path, parsed)
+            if note is None:
+                continue
+            chunks = self._chunker(note)
+            record = note_record(note, len(chunks))
+            record = replace(record, body_hash=WORDS_ONLY + record.body_hash)
+            batch.append((record, [
+                ChunkRecord(chunk_id=f"{path}#{chunk.index}", path=path, index=chunk.index,
+                            heading=chunk.heading, text=chunk.text, vector=zero)
+                for chunk in chunks]))
+            size += len(chunks)
+            if size >= limit:
+                yield batch
+                batch, size, limit = [], 0, min(2 * limit, WORDS_BATCH_CHUNKS)
+        if batch:
+            yield batch
+
+    @staticmethod
+    def _parsed(path: str, parsed: dict[str, Note | RawNote]) -> Note | None:
+        """The note parsed here: one held as its bytes is parsed when it is small enough to
+        parse in this process (vault/parse_apart.py); a larger one gets its words with its
+        vectors."""
+        note = parsed.get(path)
+        if isinstance(note, RawNote):
+            if len(note.raw) >= PROCESS_BYTES:
+                return None
+            try:
+                note = parsed[path] = note.parse()
+            except NoteError:
+                return None  # reported when its turn to be embedded comes
+        return note

@@ -122,7 +122,8 @@ class Context:
         from vaultmem.vault.writer_lock import COMMAND, COMMAND_WAIT_S, VaultLock
 
         paths = self.paths
-        with VaultLock(paths.vault, COMMAND, paths.data_dir).held_while(COMMAND_WAIT_S):
+        with VaultLock(paths.vault, COMMAND, paths.data_dir,
+                       started=datetime.now(UTC)).held_while(COMMAND_WAIT_S):
             app = build_app(self.settings)
             try:
                 yield app

@@ -73,7 +73,8 @@ class Daemon:
         self.params = params
         self.data_dir = params.data_dir
         self.lock = VaultLock(self.data_dir / "daemon.lock")
-        self.writer = WriterLock(app.root, DAEMON, self.data_dir)  # the vault's, per machine
+        self.writer = WriterLock(app.root, DAEMON, self.data_dir,  # the vault's, per machine
+                                 started=datetime.now(UTC))
         self.progress = IndexingStatus()
         self._model_loaded = threading.Event()
         self._parts_lock = threading.Lock()  # the watcher's and scheduler's start and stop

@@ -35,7 +35,7 @@ import socket
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from vaultmem.errors import DaemonError
@@ -94,11 +94,13 @@ class VaultBusy(DaemonError):
 class VaultLock:
     """The writer lock of the vault at `root`, for a `kind` of writer using `data_dir`."""
 
-    def __init__(self, root: Path, kind: str, data_dir: Path) -> None:
+    def __init__(self, root: Path, kind: str, data_dir: Path, *,
+                 started: datetime | None = None) -> None:
         self.path = lock_path(root)
         self.root = root
+        when = started.isoformat(timespec="seconds") if started is not None else ""
         self._me = Holder(pid=os.getpid(), kind=kind, data_dir=str(data_dir),
-                          host=socket.gethostname(), started="")
+                          host=socket.gethostname(), started=when)
         self._fd: int | None = None
         self.stale: Holder | None = None  # the dead holder the file still named, if any
         self.unavailable: str | None = None  # why a read-only vault has no lock file
@@ -126,8 +128,7 @@ class VaultLock:
             os.close(fd)  # its holder removed that file as it released it: lock the new one
         self.stale = _read_fd(fd)
         self._fd = fd
-        started = datetime.now(UTC).isoformat(timespec="seconds")
-        self._me = replace(self._me, pid=os.getpid(), started=started)
+        self._me = replace(self._me, pid=os.getpid())
         self._write()
 
     def _open(self) -> int | None:

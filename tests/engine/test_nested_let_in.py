@@ -112,3 +112,40 @@ def test_a_waiting_caller_let_in_two_deep_waits_for_the_outer_syncs_unwritten_no
     assert _stale(vault, catalog, gate) == set()
     assert MOVED in catalog.records()
 
+
+
+def test_a_whole_vault_syncs_changed_notes_wait_for_it_during_its_words_pass(
+        parts: Parts) -> None:  # noqa: F811 (the fixture imported above)
+    """A whole-vault sync writes its new notes' words first, letting waiting changes in
+    between those writes; its edited notes are written after, with their vectors, so a change
+    to one of them let in meanwhile (here its deletion) would be undone by that write."""
+    vault, catalog, indexer, embedder = parts
+    gate = SyncGate(indexer)
+    edited = "notes/small 0.md"
+    write(vault, edited, "# Small 0\n\nEdited: a different body now.\n")
+    for n in range(40):  # new notes enough for more than one words write
+        write(vault, f"new/note {n}.md", f"# New {n}\n\n" + big_text(2).replace("#", ""))
+    queue: dict[str, None] = {}
+    offered: list[frozenset[str]] = []
+
+    def take(unwritten: frozenset[str]) -> tuple[Collection[str], dict[str, object]] | None:
+        offered.append(unwritten)
+        if len(offered) == 1:  # after the first words write, the user deletes the edited note
+            (vault / edited).unlink()
+            queue[edited] = None
+        paths = [p for p in queue if p not in unwritten]
+        for path in paths:
+            del queue[path]
+        return (paths, {}) if paths else None
+
+    gate.let_in(take, lambda report: None)
+    for _ in range(ALL * 20):
+        embedder.allowed.release()
+    report = gate.reindex(full=False, progress=None)
+    assert report.added == 40 and report.changed == 1
+    assert offered, "the words pass let nothing in"
+    left = list(queue)
+    if left:
+        gate.sync_paths(left, {})  # the watcher delivers what is left
+    assert _stale(vault, catalog, gate) == set()
+    assert edited in offered[0], "the edited note is still to be written"

@@ -227,7 +227,10 @@ class Indexer:
         self.progress.planned(run, total)
         if building:  # every new note searchable by its words before any vector
             adds = set(plan.adds)
-            if self._words.write([p for p in paths if p in adds], parsed, between):
+            # waiting changes go in between the words writes, but not to the edited notes,
+            # written after with their vectors: all of `paths` is still to write
+            words_between = (lambda _: between(frozenset(paths))) if between else None
+            if self._words.write([p for p in paths if p in adds], parsed, words_between):
                 self._store().upkeep(Occasion.INDEXED)  # their words in the full-text index
             self.progress.words_written(run)
         if progress:

@@ -6,8 +6,8 @@ here and waits; the running sync, between two embedding slices (`Indexer.sync(be
 syncs every waiting set of paths it is not itself about to write, and hands each caller its
 report. So a long index run delays a small edit by one slice and a large note by one piece
 (a 1-chunk model call, see slices.LARGE_PIECE_CHUNKS), not by all of its own work. Paths the
-running sync has still to write wait for it to finish (their newer state must not be
-overwritten by the older one it holds).
+running sync, or any sync it was let in between, has still to write wait for it to finish
+(their newer state must not be overwritten by the older one it holds).
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ class SyncGate:
         self._cond = threading.Condition()
         self._waiting: list[_Waiting] = []
         self._depth = 0  # syncs running on the writer's thread (guarded by _lock)
+        # what each sync interrupted by a let-in has yet to write, outermost first (_lock)
+        self._unwritten: list[frozenset[str]] = []
         self._sources: list[tuple[Source, Callable[[SyncReport], None]]] = []
 
     def let_in(self, source: Source, on_report: Callable[[SyncReport], None]) -> None:
@@ -123,15 +125,25 @@ class SyncGate:
             self._depth -= 1
 
     def _between(self, unwritten: frozenset[str]) -> None:
-        """On the writer's thread, holding the lock: sync what waits and is not `unwritten`."""
-        self._let_in_callers(unwritten)
-        for source, on_report in self._sources:
-            got = source(unwritten)
-            if got is not None:
-                try:
-                    on_report(self._sync(*got))
-                except Exception:  # theirs to report, not the interrupted sync's failure
-                    log.exception("syncing %d changed paths between slices failed", len(got[0]))
+        """On the writer's thread, holding the lock: sync what waits and is not `unwritten`,
+        nor left to write by a sync this one was let in between (a sync let in may let others
+        in, MAX_NESTING deep: each waits for every enclosing sync, not only its own, or the
+        older state an outer sync holds would be written over the newer one, e.g. the record
+        of a note deleted meanwhile)."""
+        self._unwritten.append(unwritten)
+        try:
+            held = frozenset().union(*self._unwritten)
+            self._let_in_callers(held)
+            for source, on_report in self._sources:
+                got = source(held)
+                if got is not None:
+                    try:
+                        on_report(self._sync(*got))
+                    except Exception:  # theirs to report, not the interrupted sync's failure
+                        log.exception("syncing %d changed paths between slices failed",
+                                      len(got[0]))
+        finally:
+            self._unwritten.pop()
 
     def _let_in_callers(self, unwritten: frozenset[str]) -> None:
         with self._cond:

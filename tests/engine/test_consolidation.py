@@ -335,3 +335,32 @@ def test_a_superseded_memory_is_never_clustered(vault: Path, apps: list[App]) ->
     assert len(to_wire(consolidator.list_clusters(NOW))["clusters"]) == 1
     app.api(clock=lambda: NOW).call("supersede", {"id": first, "by": second})
     assert to_wire(consolidator.list_clusters(NOW))["clusters"] == []
+
+
+def test_a_merged_note_its_user_edits_before_the_explanation_is_left_as_they_wrote_it(
+        vault: Path, apps: list[App], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: the user appends a line to the new merged note between its creation
+    and the callout that explains the merge. The merge completes; the note keeps exactly the
+    user's bytes (no callout added after their line); an untouched merge still gets it."""
+    import vaultmem.engine.consolidation as consolidation
+
+    _kettle_pair(vault)
+    _app, consolidator = _consolidator(apps, vault)
+    [cluster] = consolidator.clusters()
+    create = consolidation.create_memory_note
+    edited: list[bytes] = []
+
+    def create_then_user_edits(root: Path, *args: Any, **kwargs: Any) -> Any:
+        path, text = create(root, *args, **kwargs)
+        with (root / path).open("a", encoding="utf-8") as note:
+            note.write("My own line, typed at once.\n")
+        edited.append((root / path).read_bytes())
+        return path, text
+
+    monkeypatch.setattr(consolidation, "create_memory_note", create_then_user_edits)
+    result = to_wire(consolidator.merge(cluster.id, NOW))
+
+    text = (vault / result["merged_into"]["path"]).read_bytes()
+    assert edited and text == edited[0]
+    assert b"vaultmem:merged" not in text and text.endswith(b"My own line, typed at once.\n")
+    assert len(result["archived"]) == 2

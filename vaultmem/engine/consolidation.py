@@ -145,7 +145,7 @@ class Consolidator:
         planned = self._best_first(cluster, current.memories, now)
         new_id = consolidated_id(cluster.id, now.date())
         earlier = self._earlier_merge(new_id, now.date())
-        created: list[tuple[str, str]] = []  # the merged note's path and title
+        created: list[tuple[str, str, str | None]] = []  # the merged note's path, title, body
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             # the members as they are now, pending uses included: none is lost in between
@@ -155,7 +155,7 @@ class Consolidator:
                 raise NotFound(f"cluster {cluster.id!r}: cluster changed: list clusters again")
             members = [by_id[m.state.id] for m in planned]
             if earlier is not None:  # an interrupted merge of these members wrote it
-                created.append((earlier.path, earlier.note.title))
+                created.append((earlier.path, earlier.note.title, None))
             else:
                 state = replace(
                     merge_states([m.state for m in members], cluster.cohesion, new_id,
@@ -163,8 +163,7 @@ class Consolidator:
                                  decay=self.params.decay),
                     source=SOURCE,
                 )
-                created.append((self._write_merged(members, state, now, snapshot),
-                                members[0].note.title))
+                created.append((*self._write_merged(members, state, now, snapshot),))
             return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=new_id))
                     for m in members]
 
@@ -172,10 +171,10 @@ class Consolidator:
         try:
             archived = store.rewrite([m.path for m in planned], plan)
         except Exception:  # some notes may be written: the snapshot reads them again
-            store.follow(snapshot, [*(m.path for m in planned), *(p for p, _ in created)])
+            store.follow(snapshot, [*(m.path for m in planned), *(c[0] for c in created)])
             raise
-        path, title = created[0]
-        self._explain(path, len(archived), cluster.cohesion, now.date())
+        path, title, body = created[0]
+        self._explain(path, body, len(archived), cluster.cohesion, now.date())
         self.sync.sync_paths([path])
         store.follow(snapshot, [path, *(m.path for m in planned)])
         targets = [(m, self.mover.to_archive(m.path, snapshot)) for m in archived]
@@ -198,14 +197,18 @@ class Consolidator:
         notes = (self.store.try_load(path) for path in paths)
         return next((m for m in notes if m is not None and m.state.id == new_id), None)
 
-    def _explain(self, path: str, count: int, cohesion: float, day: date) -> None:
+    def _explain(self, path: str, body: str | None, count: int, cohesion: float,
+                 day: date) -> None:
         """Add the explanation once the originals are archived (a crash before leaves the new
         note's text as close to theirs as possible, so the next listing clusters them again).
-        Guarded: a note its user already edited is left as it is."""
+        A note whose body is no longer the `body` this merge wrote (its user already edited
+        it) is left as it is: its text is the user's now. (`body` None: an interrupted merge's
+        note, whose written body is not known here; explained as found.)"""
         addition = merge_explanation(count, cohesion, day, self.params.archive_folder)
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
-            return [Rewrite(m, m.state, section=addition) for m in current]
+            return [Rewrite(m, m.state, section=addition) for m in current
+                    if body is None or _same_body(m.note.body, body)]
 
         with contextlib.suppress(ConcurrentEdit):
             self.store.rewrite([path], plan)
@@ -280,7 +283,8 @@ class Consolidator:
         )
 
     def _write_merged(self, members: list[MemoryNote], state: MemoryState, now: datetime,
-                      snapshot: Snapshot) -> str:
+                      snapshot: Snapshot) -> tuple[str, str, str]:
+        """The merged note, created: its path, title and body."""
         # the merged note's own plain name too (`_plain_name` gives it that name once the
         # originals are archived): a link to an original of that name must then say its folder
         own = (f"{self.params.memory_folder.strip('/')}/"
@@ -290,12 +294,20 @@ class Consolidator:
                    for m in members}
         links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)
                  for m in members]
+        body = merged_body(members, links)
         path, _ = create_memory_note(
             self.root, self.params.memory_folder, day=now.date(),
-            title=members[0].note.title, body=merged_body(members, links),
+            title=members[0].note.title, body=body,
             stm_fields=state_to_fields(state), tags=list(state.tags),
         )
-        return path
+        return path, members[0].note.title, body
+
+
+def _same_body(found: str, written: str) -> bool:
+    """Whether a note's body is still its title heading and the `written` body, as a new
+    memory note is rendered (line endings and surrounding blank lines aside)."""
+    heading, _, rest = found.replace("\r\n", "\n").strip().partition("\n")
+    return heading.startswith("# ") and rest.strip() == written.replace("\r\n", "\n").strip()
 
 
 def merged_body(members: Sequence[MemoryNote], links: Sequence[str]) -> str:

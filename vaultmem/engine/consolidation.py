@@ -163,7 +163,7 @@ class Consolidator:
                                  decay=self.params.decay),
                     source=SOURCE,
                 )
-                created.append((*self._write_merged(members, state, now, snapshot),))
+                created.append(self._write_merged(members, state, now, snapshot))
             return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=new_id))
                     for m in members]
 

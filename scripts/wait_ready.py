@@ -4,7 +4,6 @@ the daemon (PID) exits first or reports that indexing failed."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 
 from vaultmem.api.client import discover
 from vaultmem.errors import VaultmemError
+from vaultmem.vault.writer_lock import pid_alive
 
 
 def progress_line(daemon: dict[str, Any], built: bool) -> str:
@@ -29,21 +29,11 @@ def progress_line(daemon: dict[str, Any], built: bool) -> str:
     return "loading the model"
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def main() -> int:
     data_dir, pid = Path(sys.argv[1]), int(sys.argv[2])
     shown, built = "", False
     tty = sys.stderr.isatty()
-    while alive(pid):
+    while pid_alive(pid):
         client = discover(data_dir)
         try:
             daemon = client.status()["daemon"] if client is not None else None

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from vaultmem.api.auth import TOKEN_FILE, check_host
 from vaultmem.api.schemas import ROUTES
 from vaultmem.core.json_types import JSON
 from vaultmem.errors import ConfigError, DaemonError, InvalidInput, VaultmemError
+from vaultmem.vault.writer_lock import pid_alive
 
 DAEMON_FILE = "daemon.json"
 PROBE_TIMEOUT = 1.0
@@ -177,7 +177,7 @@ def discover(data_dir: Path) -> Client | None:
     pid, url = info.get("pid"), info.get("url")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or not isinstance(url, str):
         return None
-    if not _alive(pid) or not check_host(urlsplit(url).netloc):
+    if not pid_alive(pid) or not check_host(urlsplit(url).netloc):
         return None
     try:
         health = Client(url, token, timeout=PROBE_TIMEOUT).health()
@@ -187,18 +187,6 @@ def discover(data_dir: Path) -> Client | None:
     if isinstance(vault, str) and health.get("vault") != Path(vault).name:
         return None  # another daemon took the port over
     return Client(url, token)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else; health decides
-    except OSError:
-        return False
-    return True
 
 
 def _query_value(value: Any) -> str:

@@ -182,7 +182,7 @@ class VaultLock:
 
 def busy_message(root: Path, path: Path, holder: Holder | None) -> str:
     who = holder.describe() if holder else "another process (its lock file names no one)"
-    if holder is not None and not _alive(holder.pid):
+    if holder is not None and not pid_alive(holder.pid):
         who += (f"; pid {holder.pid} is not running, yet the lock is held: a process it "
                 "started keeps it open (stop that process)")
     return (f"the vault {root} already has a writer on this machine: {who}. One vaultmem "
@@ -253,7 +253,8 @@ def _try_lock(fd: int, kind: int, attempts: int = 5) -> bool:
     return False
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process `pid` exists on this machine (one owned by another user does)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -24,9 +24,14 @@ PROBE_TIMEOUT = 1.0
 
 
 def _error_classes(base: type[VaultmemError]) -> dict[str, type[VaultmemError]]:
+    """Each wire code's class: a subclass that does not name its own code (a detail raised
+    inside one process, like the vault's VaultBusy) never takes its parent's."""
     classes = {base.code: base}
     for sub in base.__subclasses__():
-        classes.update(_error_classes(sub))
+        found = _error_classes(sub)
+        if "code" not in vars(sub):
+            found.pop(sub.code, None)
+        classes.update(found)
     return classes
 
 

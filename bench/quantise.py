@@ -137,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=Path("bench-out/quantise"))
+    parser.add_argument("--variant", action="append",
+                        help="measure only these variants beside fp32 (default: all)")
     args = parser.parse_args(argv)
 
     from vaultmem.app import embedder_options
@@ -149,7 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     files = read_model_files(Path(_model_source(None)))
     fp32 = onnx_file(embedder_options(settings).cache, files.path)
     say(f"fp32 graph: {fp32}")
-    graphs = {"fp32": fp32, **variants(fp32, args.out)}
+    made = variants(fp32, args.out)
+    graphs = {"fp32": fp32, **{name: path for name, path in made.items()
+                               if not args.variant or name in args.variant}}
     runners = {name: Runner(path, files, args.threads) for name, path in graphs.items()}
 
     texts = sorted(corpus_texts(args.chunks), key=len, reverse=True)

@@ -16,7 +16,7 @@ from vaultmem.index.embedders import EmbedderOptions, make_embedder
 from vaultmem.index.lance import LanceIndex
 from vaultmem.index.onnx_cache import is_verified
 from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
-from vaultmem.index.onnx_quantise import RECIPE
+from vaultmem.index.onnx_quantise import NAME_SUFFIX, RECIPE
 
 OPTIONS = index_options(Settings())
 
@@ -40,7 +40,7 @@ def test_switching_precision_rebuilds_the_index(tmp_path: Path) -> None:
     the model here: an embedder's name is known before its first use)."""
     fp32 = make_embedder("english", _options(tmp_path / "models", "fp32"))
     int8 = make_embedder("english", _options(tmp_path / "models", "int8"))
-    assert int8.name == f"{fp32.name} (int8)"
+    assert int8.name == f"{fp32.name}{NAME_SUFFIX}"
     folder = tmp_path / "lance"
     LanceIndex(folder, fp32.name, OPTIONS).close()
     switched = LanceIndex(folder, int8.name, OPTIONS)
@@ -51,7 +51,7 @@ def test_switching_precision_rebuilds_the_index(tmp_path: Path) -> None:
     assert kept.rebuilt_reason is None
     kept.close()
     back = LanceIndex(folder, fp32.name, OPTIONS)
-    assert back.rebuilt_reason is not None and "(int8)" in back.rebuilt_reason
+    assert back.rebuilt_reason is not None and NAME_SUFFIX in back.rebuilt_reason
     back.close()
 
 
@@ -59,9 +59,9 @@ def test_int8_applies_to_an_exported_model_on_onnx_only(tmp_path: Path) -> None:
     """torch runs fp32 whatever the setting, and says so by its name; the multilingual model
     is 4-bit already and keeps its own name."""
     torch_runtime = make_embedder("english", _options(tmp_path, "int8", runtime="torch"))
-    assert "(int8)" not in torch_runtime.name
+    assert NAME_SUFFIX not in torch_runtime.name
     multilingual = make_embedder("multilingual", _options(tmp_path, "int8"))
-    assert "(int8)" not in multilingual.name
+    assert NAME_SUFFIX not in multilingual.name
 
 
 def test_the_default_settings_say_which_precision(tmp_path: Path) -> None:

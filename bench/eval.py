@@ -229,9 +229,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runtime", choices=("auto", "onnx", "torch"), default="auto",
                         help="the model runtime (embedding_runtime); its vectors are cached "
                         "apart, in a sub-folder of --cache")
-    parser.add_argument("--precision", choices=("fp32", "int8"), default="fp32",
-                        help="the English model's ONNX graph (embedding_precision); its vectors "
-                        "are cached apart (the model's name says int8)")
     parser.add_argument("--model", choices=("english", "multilingual"), default="english",
                         help="the bundled model to embed with (embedding_model)")
     args = parser.parse_args(argv)
@@ -240,8 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"vaultmem retrieval evaluation — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
     for line in machine_lines():
         say(line)
-    settings = replace(Settings(), embedding_runtime=args.runtime,
-                       embedding_precision=args.precision)
+    settings = replace(Settings(), embedding_runtime=args.runtime)
     real = make_embedder(args.model, embedder_options(settings))
     say(f"model: {real.name} (--model {args.model})")
     say(f"model runtime: {getattr(real, 'runtime', '?')} (--runtime {args.runtime})")

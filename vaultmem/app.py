@@ -266,7 +266,7 @@ def embedder_options(settings: Settings) -> EmbedderOptions:
     return EmbedderOptions(
         runtime=s.embedding_runtime, cache=s.model_cache(), query_prompt=s.embedding_query_prompt,
         passage_prompt=s.embedding_passage_prompt, threads=s.embedding_threads,
-        batch_size=s.embedding_batch_size, precision=s.embedding_precision,
+        batch_size=s.embedding_batch_size,
     )
 
 

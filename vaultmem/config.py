@@ -57,7 +57,6 @@ class Settings:
     embedding_passage_prompt: str = ""
     embedding_threads: int = 2  # the ONNX runtime's intra-op threads
     embedding_batch_size: int = 1  # texts per ONNX call: no padding, the smallest peak
-    embedding_precision: str = "fp32"  # fp32 or int8 (the ONNX graph's MatMul weights)
     model_cache_dir: Path | None = None  # default: <user data dir>/models
     chunk_max_chars: int = 1000
     chunk_min_chars: int = 200
@@ -326,10 +325,6 @@ def _validate(s: Settings) -> None:
     if s.embedding_runtime not in ("auto", "onnx", "torch"):
         problems.append(
             f"embedding_runtime must be auto, onnx or torch, not {s.embedding_runtime!r}"
-        )
-    if s.embedding_precision not in ("fp32", "int8"):
-        problems.append(
-            f"embedding_precision must be fp32 or int8, not {s.embedding_precision!r}"
         )
     if s.spaced_use_hours < 0:
         problems.append("spaced_use_hours must not be negative (0: every use counts)")

@@ -29,7 +29,6 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "embedding_passage_prompt",
             "embedding_threads",
             "embedding_batch_size",
-            "embedding_precision",
             "model_cache_dir",
             "chunk_max_chars",
             "chunk_min_chars",
@@ -129,8 +128,7 @@ HELP: dict[str, str] = {
     "embedding_runtime": (
         "auto, onnx or torch. auto runs a local model on ONNX Runtime (no torch: starts in "
         "about a second, ~290 MB on a small vault) and falls back to torch for a model "
-        "without an ONNX form. Both give the same vectors at embedding_precision fp32, so "
-        "switching keeps the index (int8 runs on ONNX only; torch is fp32)."
+        "without an ONNX form. Both give the same vectors, so switching keeps the index."
     ),
     "embedding_query_prompt": (
         "Text put before every search query (e.g. query: for e5 models). Empty: the prompts "
@@ -149,13 +147,6 @@ HELP: dict[str, str] = {
         "Texts per ONNX model call when indexing. One text a call pads nothing and keeps "
         "the peak lowest (a first index peaked at ~325 MB, ~400 MB with 4 a call, ~700 MB "
         "with 16 texts of 256 tokens) and indexes as fast as 4."
-    ),
-    "embedding_precision": (
-        "fp32 or int8: the English (or a local) model's ONNX graph. int8 quantises its "
-        "matrices' weights (per output channel, the feed-forward outputs kept fp32; made here "
-        "from the fp32 graph, never downloaded) and embeds ~1.4x as fast on two cores, with "
-        "vectors at cosine 0.994 or more to fp32's. The index records it: switching rebuilds. "
-        "The multilingual model is 4-bit already; the torch runtime is fp32."
     ),
     "model_cache_dir": (
         "Where ONNX files made locally from models are kept, by the model's content hash "

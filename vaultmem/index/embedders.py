@@ -273,7 +273,6 @@ class EmbedderOptions:
     passage_prompt: str
     threads: int  # the ONNX runtime's intra-op threads
     batch_size: int  # the ONNX runtime's texts per model call
-    precision: str = "fp32"  # fp32 or int8: an exported model's graph on the ONNX runtime
 
 
 #: `embedding_model` values that name a bundled model (the English one has two).
@@ -303,7 +302,7 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
     if runtime == "onnx":
         assert files is not None and options is not None
         inner = OnnxEmbedder(_model_name(model), files, options.cache, threads=options.threads,
-                             batch_size=options.batch_size, precision=options.precision)
+                             batch_size=options.batch_size)
     else:
         inner = SentenceTransformerEmbedder(model)
     return _prompted(inner, options, files)

@@ -3,9 +3,7 @@
 fp32, and the same steps sentence-transformers takes (its tokenizer, truncation at the model's
 max_seq_length, the transformer, mean or CLS pooling over the attention mask, L2 normalising),
 so the vectors are those of the torch runtime (cosine >= 0.9999999) and an index built by one
-serves the other. `embedding_precision = int8` runs the graph's int8 form instead
-(onnx_quantise.py): about twice as fast, other vectors, another name (the index rebuilds).
-Neither torch nor sentence-transformers is imported here: the process starts
+serves the other. Neither torch nor sentence-transformers is imported here: the process starts
 in about a second and stays small.
 
 Memory for a daemon that runs all day: one session whose intra-op threads (`embedding_threads`,
@@ -34,7 +32,6 @@ from vaultmem.index.libc import trim_heap
 from vaultmem.index.mapped_weights import MappedWeights
 from vaultmem.index.model_files import ModelFiles
 from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
-from vaultmem.index.onnx_quantise import NAME_SUFFIX, PRECISIONS
 from vaultmem.index.sp_tokenizer import SentencePieceTokenizer
 
 
@@ -52,20 +49,15 @@ class OnnxEmbedder:
 
     def __init__(self, name: str, files: ModelFiles, cache: Path, *, threads: int = 1,
                  batch_size: int = 1, derived: Callable[[], Path] | None = None,
-                 side_by_side: bool = False, precision: str = "fp32") -> None:
+                 side_by_side: bool = False) -> None:
         """`derived`: for a model made here from another form (multilingual.py), the folder
         of its verified files (graph, weights, SentencePiece tokenizer); otherwise the graph
         is exported from the sentence-transformers directory `files.path`. `side_by_side`:
         `threads` one-thread model calls run side by side (bulk pieces on as many inference
         threads); otherwise (the default) one call at a time with `threads` intra-op threads.
         Side by side measured no faster on 2 busy cores, and two calls at once wrote a page
-        of the mapped weights (their release then stops): docs/benchmarks.md. `precision`:
-        fp32, or int8 (an exported model only: its graph quantised here, onnx_quantise.py;
-        the name then says so, since the vectors differ)."""
-        if precision not in PRECISIONS or (precision != "fp32" and derived is not None):
-            raise IndexUnusableError(f"no {precision} form of {name}")
-        self.precision = precision
-        self.name = name + (NAME_SUFFIX if precision == "int8" else "")
+        of the mapped weights (their release then stops): docs/benchmarks.md."""
+        self.name = name
         self.runtime = "onnx"
         self._files = files
         self._cache = cache
@@ -138,7 +130,6 @@ class OnnxEmbedder:
 
     def _load(self) -> None:
         from vaultmem.index.onnx_cache import onnx_file
-        from vaultmem.index.onnx_quantise import int8_file
 
         try:
             import onnxruntime as ort
@@ -150,8 +141,7 @@ class OnnxEmbedder:
             tokenizer: Any = SentencePieceTokenizer(path.parent, self._files.max_tokens)
         else:
             tokenizer = _tokenizer(Tokenizer, self._files)
-            made = int8_file if self.precision == "int8" else onnx_file
-            path = made(self._cache, self._files.path)
+            path = onnx_file(self._cache, self._files.path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1 if self._side_by_side else self._threads
         options.inter_op_num_threads = 1

@@ -10,6 +10,8 @@ sample of vaultofknowledge notes:
 2. throughput in chunks/s beside fp32 in the same run: the daemon's way (one text per model
    call, longest first, 2 intra-op threads, no spinning), --rounds rounds, the variants
    interleaved in each round, medians reported (the machine is shared and noisy).
+The rankings these vectors give were measured with scripts/eval: docs/benchmarks.md, "int8
+quantisation of the English model" (not kept: the figures moved beyond 0.3 points).
 """
 
 from __future__ import annotations

@@ -364,3 +364,27 @@ def test_a_merged_note_its_user_edits_before_the_explanation_is_left_as_they_wro
     assert edited and text == edited[0]
     assert b"vaultmem:merged" not in text and text.endswith(b"My own line, typed at once.\n")
     assert len(result["archived"]) == 2
+
+
+@pytest.mark.xfail(strict=True, reason="open finding (docs/reliability.md): a merged memory's "
+                   "id depends only on its members and the day, so a second merge of the same "
+                   "members on the same day takes the id of a merged memory the user deleted")
+def test_a_second_merge_of_restored_members_never_takes_a_deleted_merged_memorys_id(
+        vault: Path, apps: list[App]) -> None:
+    """Seen by the concurrent-write seeds (seed 93, 2026-11-29): a merged note the user had
+    edited and deleted came back under its id with another text. Merge, the user deletes the
+    merged note and restores both members, merge again the same day: the new memory must not
+    carry the deleted one's id (uses, links and undo records name that id)."""
+    first, second = _kettle_pair(vault)
+    app, consolidator = _consolidator(apps, vault)
+    [cluster] = consolidator.clusters()
+    deleted = to_wire(consolidator.merge(cluster.id, NOW))["merged_into"]
+    (vault / deleted["path"]).unlink()
+    app.sync.reindex()
+    for member in (first, second):
+        app.restorer.restore(member, NOW)
+    app.sync.reindex()
+    [again] = consolidator.clusters()
+    assert set(again.members) == {first, second}
+    merged = to_wire(consolidator.merge(again.id, NOW))["merged_into"]
+    assert merged["id"] != deleted["id"]

@@ -72,7 +72,7 @@ def test_on_a_warm_index_the_reconcile_waits_for_the_open_index_and_the_loaded_m
         embedder.release.set()
         wait_until(lambda: daemon.progress.last is not None, WAIT_S)
         last = daemon.progress.last
-        assert last is not None and last["added"] == 0 and last["rebuilt_reason"] is None
+        assert last is not None and last.added == 0 and last.rebuilt_reason is None
     finally:
         embedder.release.set()
         daemon.stop()

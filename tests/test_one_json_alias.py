@@ -33,3 +33,40 @@ def test_json_is_defined_once() -> None:
 def test_the_check_sees_each_way_of_binding_it() -> None:
     tree = ast.parse("JSON = dict\nJSON: type = dict\nOther = dict\nx, JSON = 1, 2\n")
     assert json_aliases(tree) == [1, 2, 4]
+
+
+def json_returns(tree: ast.Module) -> list[str]:
+    """The functions that say they return `JSON` or a `dict[str, Any]` (alone, in a list, or
+    or-ed with None)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns is not None:
+            returned = ast.unparse(node.returns)
+            if "JSON" in returned or "dict[str, Any]" in returned:
+                found.append(f"{node.name} -> {returned}")
+    return found
+
+
+#: where JSON is built or read on purpose: the wire and the edges over it, the TOML read
+EDGES = ("api/", "mcp/", "cli/", "install/", "config.py")
+#: functions below the edges that handle JSON-like dicts and answer no use case
+NOT_USE_CASES = {
+    "index/onnx_cache.py": ["_manifest_files -> dict[str, dict[str, Any]] | None",
+                            "_recorded_stamps -> dict[str, Any]"],  # a model cache's files
+    "index/onnx_embedder.py": ["_feed -> dict[str, Any]"],  # the ONNX session's inputs
+    "daemon/run.py": ["status -> dict[str, Any]"],  # the daemon's own part of `status`
+}
+
+
+def test_no_use_case_answers_json() -> None:
+    """The use cases answer typed results; their JSON is built at the wire (api/)."""
+    found = {name: returns for p in sorted(PACKAGE.rglob("*.py"))
+             if not (name := p.relative_to(PACKAGE).as_posix()).startswith(EDGES)
+             if (returns := json_returns(ast.parse(p.read_text(encoding="utf-8"))))}
+    assert found == NOT_USE_CASES
+
+
+def test_the_json_return_check_sees_each_form() -> None:
+    tree = ast.parse("def a() -> JSON: ...\ndef b() -> list[dict[str, Any]]: ...\n"
+                     "def c() -> JSON | None: ...\ndef d() -> dict[str, int]: ...\n")
+    assert json_returns(tree) == ["a -> JSON", "b -> list[dict[str, Any]]", "c -> JSON | None"]

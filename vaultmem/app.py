@@ -30,7 +30,7 @@ from vaultmem.engine.consolidation import Consolidator
 from vaultmem.engine.device import device_id
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.freshness import Freshness
-from vaultmem.engine.index_ports import Progress
+from vaultmem.engine.index_ports import Progress, ReindexResult
 from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.indexer import Indexer, IndexerOptions
 from vaultmem.engine.journal import UsageJournal
@@ -140,7 +140,7 @@ class App:
     lane: WriteLane
 
     def api(
-        self, *, reindex: Callable[[bool], dict[str, Any]] | None = None,
+        self, *, reindex: Callable[[bool], ReindexResult] | None = None,
         daemon_status: Callable[[], dict[str, Any]] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,

@@ -18,7 +18,7 @@ from vaultmem.core.language import (
     judge,
     language_share,
 )
-from vaultmem.engine.shapes import languages_json
+from vaultmem.engine.shapes import languages
 
 ENGLISH = "The backup job runs every night and copies the photos to the NAS in the attic."
 RUSSIAN = "Резервное копирование запускается каждую ночь и копирует фотографии на сервер."
@@ -48,10 +48,10 @@ def test_advice_only_for_a_largely_non_english_vault_on_an_english_only_model() 
     mixed = language_share([RUSSIAN, ENGLISH])
     default = "sentence-transformers/all-MiniLM-L6-v2"
     assert english_only(default) and not english_only("/models/multilingual-e5-small")
-    assert "--choose-model" in (languages_json(mixed, default, "auto")["advice"] or "")
-    assert '"multilingual"' in (languages_json(mixed, default, "english")["advice"] or "")
-    assert languages_json(mixed, "intfloat/multilingual-e5-small (4-bit)", "auto")["advice"] is None
-    assert languages_json(language_share([ENGLISH] * 5), default, "auto")["advice"] is None
+    assert "--choose-model" in (languages(mixed, default, "auto").advice or "")
+    assert '"multilingual"' in (languages(mixed, default, "english").advice or "")
+    assert languages(mixed, "intfloat/multilingual-e5-small (4-bit)", "auto").advice is None
+    assert languages(language_share([ENGLISH] * 5), default, "auto").advice is None
 
 
 @given(st.lists(st.sampled_from([ENGLISH, RUSSIAN, FRENCH, "x"]), max_size=20))

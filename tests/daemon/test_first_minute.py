@@ -96,7 +96,7 @@ def test_the_first_index_answers_by_words_flushes_uses_and_logs_its_progress(
                                      "by_meaning": "complete"}
         assert after["results"][0]["path"] == MEMORY
         # the flushed note's new state is what the catalog holds once the watcher's batch ran
-        wait_until(lambda: daemon.app is not None and not daemon.app.sync.indexing()["running"],
+        wait_until(lambda: daemon.app is not None and not daemon.app.sync.indexing().work.running,
                    WAIT_S)
     finally:
         embedder.go.set()
@@ -142,7 +142,7 @@ def test_the_usage_flush_runs_while_the_watcher_delivers_a_large_note(tmp_path: 
             _flushed_within(vault / MEMORY, lambda: daemon.app.uses.touch(
                 MEMORY_ID, datetime.now(UTC)) if daemon.app else None)
         assert not embedder.done.is_set() and daemon.app is not None
-        assert daemon.app.sync.indexing()["current"] is not None  # still being embedded
+        assert daemon.app.sync.indexing().work.current is not None  # still being embedded
     finally:
         embedder.done.set()
         daemon.stop()

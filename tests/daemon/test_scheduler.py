@@ -11,8 +11,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from vaultmem.api.wire_status import job_status_wire
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.scheduler import Job, Scheduler
+from vaultmem.engine.status_results import JobStatus
 
 WAIT = 10.0
 
@@ -58,8 +60,8 @@ def make_scheduler() -> Iterator[Callable[..., Scheduler]]:
         scheduler.stop()
 
 
-def status_of(scheduler: Scheduler, name: str) -> dict[str, object]:
-    return next(entry for entry in scheduler.status() if entry["name"] == name)
+def status_of(scheduler: Scheduler, name: str) -> JobStatus:
+    return next(entry for entry in scheduler.status() if entry.name == name)
 
 
 @pytest.mark.timeout(30)
@@ -81,9 +83,9 @@ def test_should_run_false_skips_and_is_recorded(
     )
     wait_until(lambda: checks.count >= 2)
     entry = status_of(scheduler, "idle")
-    assert entry["last_result"] == "skipped: nothing changed"
-    assert entry["runs"] == 0 and body.count == 0
-    assert entry["last_duration_s"] is None  # a skip is no run: it has no duration
+    assert entry.last_result == "skipped: nothing changed"
+    assert entry.runs == 0 and body.count == 0
+    assert entry.last_duration_s is None  # a skip is no run: it has no duration
 
 
 @pytest.mark.timeout(30)
@@ -93,7 +95,7 @@ def test_paused_skips_every_job(make_scheduler: Callable[..., Scheduler]) -> Non
         [Job("write", 0.05, body, first_delay_s=0.0)], paused=lambda: bool(checks())
     )
     wait_until(lambda: checks.count >= 2)
-    assert status_of(scheduler, "write")["last_result"] == "skipped: paused"
+    assert status_of(scheduler, "write").last_result == "skipped: paused"
     assert body.count == 0
 
 
@@ -109,8 +111,8 @@ def test_a_job_that_is_not_pausable_runs_while_paused(
     )
     wait_until(lambda: index.count >= 3)
     assert waits.count == 0
-    assert status_of(scheduler, "write")["last_result"] == "skipped: paused"
-    assert status_of(scheduler, "index")["last_result"] == "ok"
+    assert status_of(scheduler, "write").last_result == "skipped: paused"
+    assert status_of(scheduler, "index").last_result == "ok"
 
 
 @pytest.mark.timeout(30)
@@ -146,8 +148,8 @@ def test_a_failing_job_is_recorded_and_keeps_its_schedule(
     scheduler = make_scheduler([Job("flaky", 0.05, boom, first_delay_s=0.0)])
     wait_until(lambda: calls.count >= 3)
     entry = status_of(scheduler, "flaky")
-    assert entry["last_result"] == "error: disk on fire"
-    assert isinstance(entry["runs"], int) and entry["runs"] >= 2
+    assert entry.last_result == "error: disk on fire"
+    assert isinstance(entry.runs, int) and entry.runs >= 2
     assert "disk on fire" in caplog.text
 
 
@@ -231,7 +233,7 @@ def test_run_now_ignores_pause_and_reraises(make_scheduler: Callable[..., Schedu
     assert scheduler.run_now("ok") == {"swept": 3}
     with pytest.raises(KeyError, match="nope"):
         scheduler.run_now("bad")
-    assert status_of(scheduler, "bad")["last_result"] == "error: 'nope'"
+    assert status_of(scheduler, "bad").last_result == "error: 'nope'"
     with pytest.raises(KeyError, match="no job named"):
         scheduler.run_now("missing")
 
@@ -240,21 +242,23 @@ def test_run_now_ignores_pause_and_reraises(make_scheduler: Callable[..., Schedu
 def test_status_reports_every_field(make_scheduler: Callable[..., Scheduler]) -> None:
     body = Counter()
     idle = Scheduler([Job("later", 30, body)])
-    assert idle.status() == [
+    assert idle.status() == [JobStatus("later", 30, None, None, None, None, 0)]
+    assert [job_status_wire(j) for j in idle.status()] == [
         {"name": "later", "interval_s": 30, "last_run": None, "last_result": None,
          "last_duration_s": None, "next_run": None, "runs": 0}
     ]
     scheduler = make_scheduler([Job("tick", 30, body, first_delay_s=0.0), Job("later", 30, body)])
     wait_until(lambda: body.count == 1)
-    wait_until(lambda: status_of(scheduler, "tick")["runs"] == 1)
-    tick, later = scheduler.status()
+    wait_until(lambda: status_of(scheduler, "tick").runs == 1)
+    tick_status, later_status = scheduler.status()
+    tick, later = job_status_wire(tick_status), job_status_wire(later_status)
     assert set(tick) == {"name", "interval_s", "last_run", "last_result", "last_duration_s",
                          "next_run", "runs"}
     assert tick["last_result"] == "ok" and tick["interval_s"] == 30
     assert isinstance(tick["last_duration_s"], float) and tick["last_duration_s"] >= 0
     last_run = datetime.fromisoformat(str(tick["last_run"]))
     next_run = datetime.fromisoformat(str(tick["next_run"]))
-    assert last_run.utcoffset() == timedelta(0)
+    assert last_run.utcoffset() == timedelta(0) and next_run.utcoffset() == timedelta(0)
     assert 25 < (next_run - last_run).total_seconds() <= 31
     assert later["runs"] == 0 and later["last_run"] is None and later["next_run"] is not None
 
@@ -285,7 +289,7 @@ def test_stop_leaves_no_threads_and_is_idempotent() -> None:
     scheduler.stop()
     scheduler.stop()
     assert set(threading.enumerate()) == before
-    assert all(entry["next_run"] is None for entry in scheduler.status())
+    assert all(entry.next_run is None for entry in scheduler.status())
 
 
 @pytest.mark.timeout(30)

@@ -72,7 +72,7 @@ def test_on_a_warm_index_the_reconcile_waits_for_the_open_index_and_the_loaded_m
         embedder.release.set()
         wait_until(lambda: daemon.progress.last is not None, WAIT_S)
         last = daemon.progress.last
-        assert last is not None and last["added"] == 0 and last["rebuilt_reason"] is None
+        assert last is not None and last.added == 0 and last.rebuilt_reason is None
     finally:
         embedder.release.set()
         daemon.stop()
@@ -97,7 +97,7 @@ def test_on_an_empty_index_the_first_index_starts_while_the_model_loads(
         assert not embedder.release.is_set() and sync.state().total > 0
         embedder.release.set()
         wait_until(lambda: daemon.progress.last is not None, WAIT_S)
-        assert daemon.progress.last is not None and daemon.progress.last["added"] > 0
+        assert daemon.progress.last is not None and daemon.progress.last.added > 0
     finally:
         embedder.release.set()
         daemon.stop()

@@ -100,7 +100,7 @@ def test_a_daemon_stops_within_a_slice_of_a_large_note_and_still_flushes(
     restarted.start()
     try:
         wait_until(lambda: restarted.progress.last is not None, WAIT_S)
-        assert restarted.progress.last is not None and restarted.progress.last["added"] == 1
+        assert restarted.progress.last is not None and restarted.progress.last.added == 1
         assert restarted.app is not None
         record = restarted.app.catalog.records_for([BIG])[BIG]
         assert record.chunk_count >= SECTIONS

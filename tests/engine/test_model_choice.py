@@ -61,7 +61,7 @@ def test_a_vault_mostly_in_russian_is_served_by_the_multilingual_model(
         assert "30 of 40 notes sampled are not in English" in app.model.reason
         app.sync.reindex()
         status = app.status.status(_now())
-        assert status["model"]["model"] == "multilingual"
+        assert status.model.model == "multilingual"
     finally:
         app.close()
     assert fake_models == ["multilingual"]

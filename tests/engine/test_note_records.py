@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultmem.engine.status_results import StatusResult
 from vaultmem_testing.apps import fake_app
 
 AHEAD = datetime(2030, 1, 1, tzinfo=UTC)
@@ -25,10 +26,8 @@ def _vault(root: Path) -> Path:
     return root
 
 
-def _warnings(status: dict[str, object]) -> dict[str, str]:
-    coverage = status["coverage"]
-    assert isinstance(coverage, dict)
-    return {w["path"]: w["reason"] for w in coverage["warnings"]}
+def _warnings(status: StatusResult) -> dict[str, str]:
+    return {w.path: w.reason for w in status.coverage.warnings}
 
 
 @pytest.mark.timeout(60)
@@ -38,7 +37,7 @@ def test_dates_ahead_are_judged_at_the_callers_now_and_never_stored(tmp_path: Pa
         before = _warnings(app.status.status(BEFORE, per_file=True))
         assert before == {NOTE: "memory left alone: stm_created 2030-01-01T00:00:00+00:00 "
                                 "is in the future"}
-        files = {f["path"]: f["reason"]
-                 for f in app.status.status(BEFORE, per_file=True)["coverage"]["files"]}
+        files = {f.path: f.reason
+                 for f in app.status.status(BEFORE, per_file=True).coverage.files or ()}
         assert files[NOTE].endswith("is in the future") and files["Plain.md"] == ""
         assert _warnings(app.status.status(AFTER)) == {}

@@ -15,6 +15,7 @@ from vaultmem.core.chunking import Chunk, note_chunks
 from vaultmem.engine import indexer as indexer_module
 from vaultmem.engine.index_ports import SyncReport
 from vaultmem.engine.indexer import LARGE_NOTE_BYTES, Indexer
+from vaultmem.engine.progress import IDLE
 from vaultmem.engine.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import Stopping
@@ -70,6 +71,12 @@ def parts(tmp_path: Path) -> Iterator[tuple[Path, Catalog, Indexer, GatedEmbedde
     indexer.sync()
     yield vault, catalog, indexer, embedder
     catalog.close()
+
+
+def _chunks_done(indexer: Indexer) -> int:
+    """The chunks of the note embedded in slices now that are done (0: no such note)."""
+    current = indexer.progress.snapshot().current
+    return current.chunks_done if current is not None else 0
 
 
 def wait(condition: object, what: str) -> None:
@@ -165,7 +172,7 @@ def test_an_edit_waiting_while_a_large_note_is_parsed_is_synced_during_the_parse
     big.start()
     small_done: list[SyncReport] = []
     try:
-        wait(lambda: indexer.progress.snapshot()["running"], "the large note's sync")
+        wait(lambda: indexer.progress.snapshot().running, "the large note's sync")
         write(vault, edit, "# New edit\n\nWritten while the large note is parsed.\n")
         small = threading.Thread(target=lambda: small_done.append(gate.sync_paths([edit], {})))
         small.start()
@@ -208,13 +215,12 @@ def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tupl
     embedder.allowed.release()  # the first piece only
     big.start()
     try:
-        wait(lambda: (indexer.progress.snapshot()["current"] or {}).get("chunks_done"),
-             "the first piece")
+        wait(lambda: _chunks_done(indexer), "the first piece")
         snapshot = indexer.progress.snapshot()
-        assert snapshot["running"] and snapshot["kind"] == "changes"
-        assert snapshot["current"]["path"] == BIG
-        assert snapshot["current"]["chunks_done"] == LARGE_PIECE_CHUNKS
-        assert snapshot["current"]["chunks_total"] >= SLICE_CHUNKS * 3
+        assert snapshot.running and snapshot.kind == "changes"
+        assert snapshot.current is not None and snapshot.current.path == BIG
+        assert snapshot.current.chunks_done == LARGE_PIECE_CHUNKS
+        assert snapshot.current.chunks_total >= SLICE_CHUNKS * 3
 
         write(vault, "notes/new edit.md", "# New edit\n\nWritten while the large note embeds.\n")
         small_done: list[SyncReport] = []
@@ -233,8 +239,7 @@ def test_a_waiting_edit_is_synced_between_the_slices_of_a_large_note(parts: tupl
             embedder.allowed.release()
         big.join(WAIT_S)
     assert big_done and big_done[0].added == 1
-    assert indexer.progress.snapshot() == {"running": False, "kind": None, "done": 0,
-                                           "total": 0, "current": None}
+    assert indexer.progress.snapshot() == IDLE
 
 
 def test_an_edit_to_the_note_being_embedded_waits_for_it(parts: tuple[
@@ -431,8 +436,7 @@ def test_a_stop_ends_a_large_note_between_slices_and_the_next_start_indexes_it(
     big = threading.Thread(target=run)
     big.start()
     try:
-        wait(lambda: (indexer.progress.snapshot()["current"] or {}).get("chunks_done"),
-             "the first slice")
+        wait(lambda: _chunks_done(indexer), "the first slice")
         indexer.stop()
     finally:
         for _ in range(ALL):

@@ -21,7 +21,7 @@ from vaultmem.core.json_types import JSON
 from vaultmem.core.ranking import MATCH_FLOOR
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.freshness import Freshness
-from vaultmem.engine.index_ports import Progress
+from vaultmem.engine.index_ports import Progress, ReindexResult
 from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
@@ -42,6 +42,7 @@ from vaultmem.engine.results import (
 )
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
+from vaultmem.engine.status_results import StatusAnswer
 from vaultmem.engine.undo import Undoer
 from vaultmem.engine.updates import Updates
 from vaultmem.engine.uses import Uses
@@ -85,7 +86,7 @@ class Api(MemoryOps):
         consolidator: Consolidator | None = None,
         undoer: Undoer | None = None,
         daemon_status: Callable[[], dict[str, Any]] | None = None,
-        reindex: Callable[[bool], dict[str, Any]] | None = None,
+        reindex: Callable[[bool], ReindexResult] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,
         lane: WriteLane | None = None,
@@ -142,15 +143,15 @@ class Api(MemoryOps):
     def _op_health(self, body: JSON, now: datetime) -> JSON:
         return {"status": "ok", "version": __version__, "vault": self.vault_name}
 
-    def _op_status(self, body: JSON, now: datetime) -> JSON:
+    def _op_status(self, body: JSON, now: datetime) -> StatusAnswer:
         snapshot = self.status.snapshot()  # the catalog and the vault, read once
-        data = self.status.status(now, per_file=body["files"], snapshot=snapshot)
-        data["sync"] = self.reconciler.report(snapshot)
+        status = self.status.status(now, per_file=body["files"], snapshot=snapshot)
+        sync = self.reconciler.report(snapshot)
         if self.daemon_status is not None:
-            data["daemon"] = self.daemon_status()
-        else:  # nothing watches the vault: say how far the index is behind it
-            data["unindexed_changes"] = self.freshness.unindexed_changes(snapshot)
-        return data
+            return StatusAnswer(status, sync, daemon=self.daemon_status())
+        # nothing watches the vault: say how far the index is behind it
+        return StatusAnswer(status, sync,
+                            unindexed_changes=self.freshness.unindexed_changes(snapshot))
 
     def _op_search(self, body: JSON, now: datetime) -> SearchResult:
         filters = SearchFilters(
@@ -243,12 +244,12 @@ class Api(MemoryOps):
         with self.lane.hold("merge_cluster"):
             return self._consolidator().merge(body["cluster_id"], now)
 
-    def _op_reindex(self, body: JSON, now: datetime) -> JSON:
+    def _op_reindex(self, body: JSON, now: datetime) -> ReindexResult:
         with self.lane.hold("reindex"):
             if self._reindex is not None:
                 return self._reindex(body["full"])
             report = self.sync.reindex(full=body["full"], progress=self._progress)
-        return report.to_json()
+        return report.result()
 
     def _consolidator(self) -> Consolidator:
         if self.consolidator is None:

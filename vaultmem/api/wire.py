@@ -12,6 +12,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from vaultmem.api.wire_status import SHAPES as STATUS_SHAPES
+from vaultmem.api.wire_status import duplicates_wire, status_wire
 from vaultmem.core.json_types import JSON
 from vaultmem.engine.progress import INDEXING, IndexState
 from vaultmem.engine.results import (
@@ -51,6 +53,7 @@ from vaultmem.engine.results import (
     UnsupersedeResult,
     UpdateProposal,
 )
+from vaultmem.engine.status_results import StatusAnswer
 
 
 def iso(value: datetime | None) -> str | None:
@@ -329,6 +332,17 @@ def recent_wire(result: RecentOperations) -> JSON:
                            for o in result.operations]}
 
 
+def status_answer_wire(answer: StatusAnswer) -> JSON:
+    """`status`: the vault's, then the sync copies, then the daemon's part (its own shape,
+    through `to_wire`) or the changes the index has not seen."""
+    data = {**status_wire(answer.status), "sync": duplicates_wire(answer.sync)}
+    if answer.daemon is not None:
+        data["daemon"] = to_wire(answer.daemon)
+    if answer.unindexed_changes is not None:
+        data["unindexed_changes"] = answer.unindexed_changes
+    return data
+
+
 _SHAPES: dict[type, Callable[[Any], JSON]] = {
     MemoryView: memory_wire,
     SearchResult: search_wire,
@@ -351,13 +365,14 @@ _SHAPES: dict[type, Callable[[Any], JSON]] = {
     UndoResult: undo_wire,
     ReconcileResult: reconcile_wire,
     RecentOperations: recent_wire,
+    StatusAnswer: status_answer_wire,
+    **STATUS_SHAPES,
 }
 
 
 def to_wire(result: object) -> Any:
-    """The JSON for `result`: a typed result through its shape's function. The answers not
-    typed yet (health, status with the daemon's part, reindex's report) are JSON-ready dicts
-    already and pass as they are."""
+    """The JSON for `result`: a typed result through its shape's function; in a dict or a
+    list (health's answer, the daemon's own status), each value so."""
     shape = _SHAPES.get(type(result))
     if shape is not None:
         return shape(result)

@@ -7,10 +7,10 @@ import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
-from vaultmem.engine.index_ports import SyncReport
+from vaultmem.engine.index_ports import ReindexResult, SyncReport
 from vaultmem.engine.progress import COMPLETE, IndexState
+from vaultmem.engine.status_results import DaemonIndexing, IndexingNow
 
 
 class IndexingStatus:
@@ -19,21 +19,21 @@ class IndexingStatus:
 
     def __init__(self) -> None:
         self.running = False
-        self.last: dict[str, Any] | None = None
+        self.last: ReindexResult | None = None
         self.error: str | None = None
 
-    def to_json(self, work: dict[str, Any], queued: int) -> dict[str, Any]:
+    def view(self, writer: IndexingNow, watched: int) -> DaemonIndexing:
         """`running`: an index run or any sync (a watcher batch too) is under way; `queued`:
-        changed notes not yet handed to the index writer or waiting for it."""
-        return {**work, "running": self.running or work["running"], "queued": queued,
-                "last": self.last, "error": self.error}
+        changed notes not yet handed to the index writer (`watched`, the watcher's) or
+        waiting for it."""
+        return DaemonIndexing(work=writer.work, running=self.running or writer.work.running,
+                              queued=watched + writer.waiting, last=self.last, error=self.error)
 
 
-def report_json(report: SyncReport) -> dict[str, Any]:
-    """A finished index run's report, as `status` shows it."""
-    data = report.to_json()
-    data["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
-    return data
+def finished_report(report: SyncReport) -> ReindexResult:
+    """A finished index run's report, as `reindex` answers it and `status` shows it: with
+    the time it finished."""
+    return report.result(finished=datetime.now(UTC))
 
 
 

@@ -34,10 +34,12 @@ from vaultmem.app import App, DaemonParams
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
-from vaultmem.daemon.progress import IndexingStatus, ProgressLog, report_json
-from vaultmem.engine.index_ports import SyncReport
+from vaultmem.daemon.progress import IndexingStatus, ProgressLog, finished_report
+from vaultmem.engine.index_ports import ReindexResult, SyncReport
 from vaultmem.engine.journal import FlushReport
+from vaultmem.engine.progress import IDLE
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
+from vaultmem.engine.status_results import IndexingNow
 from vaultmem.engine.undo import Done
 from vaultmem.errors import Stopping
 from vaultmem.index.libc import trim_heap
@@ -216,7 +218,7 @@ class Daemon:
 
     # work ---------------------------------------------------------------------------------
 
-    def reindex(self, full: bool) -> dict[str, Any]:
+    def reindex(self, full: bool) -> ReindexResult:
         assert self.app is not None
         self.progress.running = True
         logged = ProgressLog(log, self.app.sync.state)  # progress lines, then the ready line
@@ -229,24 +231,23 @@ class Daemon:
             self._optimize(Occasion.INDEXED)
         finally:
             self.progress.running = False
-        self.progress.last = report_json(report)
-        return self.progress.last
+        self.progress.last = finished = finished_report(report)
+        return finished
 
     def flush(self) -> FlushReport:
         assert self.app is not None
         return self.app.sync.flush_usage()
 
     def status(self) -> dict[str, Any]:
-        work: dict[str, Any] = self.app.sync.indexing() if self.app else {
-            "running": False, "kind": None, "done": 0, "total": 0, "current": None, "waiting": 0}
-        queued = (self.watcher.pending() if self.watcher else 0) + work.pop("waiting")
+        writer = self.app.sync.indexing() if self.app else IndexingNow(IDLE, waiting=0)
+        indexing = self.progress.view(writer, self.watcher.pending() if self.watcher else 0)
         return {
             "pid": os.getpid(),
             "version": __version__,
             "url": self.server.url if self.server else None,
             "started": self.started_at.isoformat(timespec="seconds"),
-            "indexing": self.progress.to_json(work, queued),
-            "queue_depth": queued,
+            "indexing": indexing,
+            "queue_depth": indexing.queued,
             "pending_usage_writes": len(self.app.journal) if self.app else 0,
             "jobs": self.scheduler.status() if self.scheduler else [],
             "model_loaded": bool(getattr(self.app.embedder, "loaded", True)) if self.app else False,
@@ -347,7 +348,7 @@ class Daemon:
         """Notes moved by hand out of (or into) the archive folder are restored (archived)."""
         if report.moves and self.app is not None:
             for change in self.app.restorer.settle_moves(report.moves, datetime.now(UTC)):
-                log.info("%s moved by hand: now %s", change["path"], change["status"])
+                log.info("%s moved by hand: now %s", change.path, change.status)
 
     def _on_rescan(self) -> None:
         if self.app is not None and not self._stop.is_set():

@@ -19,11 +19,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
+
+from vaultmem.engine.status_results import JobStatus
 
 log = logging.getLogger(__name__)
 
@@ -192,24 +193,17 @@ class Scheduler:
 
     # status -------------------------------------------------------------------------------
 
-    def status(self) -> list[dict[str, Any]]:
+    def status(self) -> list[JobStatus]:
         """One entry per job, in the order the jobs were given."""
         entries = []
         for name, state in self._states.items():
             with self._status_lock:
                 last_run, result = state.last_run, state.last_result
                 duration, runs = state.last_duration_s, state.runs
-            entries.append(
-                {
-                    "name": name,
-                    "interval_s": state.job.interval_s,
-                    "last_run": _iso(last_run),
-                    "last_result": result,
-                    "last_duration_s": duration,
-                    "next_run": _iso(self._next_run(name)),
-                    "runs": runs,
-                }
-            )
+            entries.append(JobStatus(name=name, interval_s=state.job.interval_s,
+                                     last_run=last_run, last_result=result,
+                                     last_duration_s=duration,
+                                     next_run=self._next_run(name), runs=runs))
         return entries
 
     def _next_run(self, name: str) -> datetime | None:
@@ -228,7 +222,3 @@ class Scheduler:
 
 def _error(exc: Exception) -> str:
     return f"error: {exc}" if str(exc) else f"error: {type(exc).__name__}"
-
-
-def _iso(when: datetime | None) -> str | None:
-    return None if when is None else when.astimezone(UTC).isoformat()

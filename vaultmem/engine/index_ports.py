@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Protocol
 
 from vaultmem.index.base import ChunkRecord, NoteRecord
 from vaultmem.index.upkeep import Occasion
@@ -58,12 +59,35 @@ class SyncReport:
     failures: list[tuple[str, str]] = field(default_factory=list)
     moves: list[tuple[str, str]] = field(default_factory=list)  # (old path, new path)
 
-    def to_json(self) -> dict[str, Any]:
-        """The report as the protocol's `reindex` shape (the moves themselves stay inside)."""
-        data = {k: v for k, v in self.__dict__.items() if k != "moves"}
-        data["failures"] = [list(f) for f in self.failures]
-        return data
+    def result(self, finished: datetime | None = None) -> ReindexResult:
+        """The report as `reindex` answers it (the moves themselves stay inside);
+        `finished`: when the daemon's run ended (the daemon's answers and status say it)."""
+        return ReindexResult(
+            added=self.added, changed=self.changed, meta_changed=self.meta_changed,
+            moved=self.moved, deleted=self.deleted, skipped=self.skipped, failed=self.failed,
+            chunks_embedded=self.chunks_embedded, seconds=self.seconds,
+            rebuilt_reason=self.rebuilt_reason, failures=tuple(self.failures),
+            finished=finished,
+        )
 
     @property
     def touched(self) -> int:
         return self.added + self.changed + self.meta_changed + self.moved + self.deleted
+
+
+@dataclass(frozen=True)
+class ReindexResult:
+    """A finished sync's counts as `reindex` answers them (`SyncReport.result`)."""
+
+    added: int
+    changed: int
+    meta_changed: int
+    moved: int
+    deleted: int
+    skipped: int
+    failed: int
+    chunks_embedded: int
+    seconds: float
+    rebuilt_reason: str | None
+    failures: tuple[tuple[str, str], ...]
+    finished: datetime | None = None

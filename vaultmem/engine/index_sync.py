@@ -11,12 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection
 
-from vaultmem.core.json_types import JSON
 from vaultmem.engine.index_ports import Progress, SyncReport
 from vaultmem.engine.indexer import Indexer
 from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.progress import IndexState
+from vaultmem.engine.status_results import IndexingNow
 from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.vault.notes import Note
 
@@ -81,10 +81,10 @@ class IndexSync:
             return (paths, self._take_written(paths)) if paths else None
         self._gate.let_in(source, on_report)
 
-    def indexing(self) -> JSON:
+    def indexing(self) -> IndexingNow:
         """What the index writer is doing: the running syncs' notes done / total, the note
         embedded in slices, and `waiting`: paths left for the writer by other callers."""
-        return {**self._indexer.progress.snapshot(), "waiting": self._gate.queued()}
+        return IndexingNow(self._indexer.progress.snapshot(), waiting=self._gate.queued())
 
     def building(self) -> dict[str, int] | None:
         """The first index (or a rebuild) under way, for search answers; None otherwise."""

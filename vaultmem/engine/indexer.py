@@ -26,7 +26,7 @@ from vaultmem.engine.progress import BUILDING_KINDS, CHANGES, REBUILD, SCAN, Ind
 from vaultmem.engine.slices import SLICE_CHUNKS, Between, SlicedEmbedding
 from vaultmem.engine.words_first import WordsFirst, words_only
 from vaultmem.errors import InvalidInput, NoteError, NotFound
-from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, searchable_title
+from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, Vector, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.upkeep import Occasion
 from vaultmem.vault.ignore import IgnoreRules
@@ -397,7 +397,7 @@ class Indexer:
             out.append((note_record(note, len(records)), records))
         return out, len(new)
 
-    def _stored_vectors(self, paths: Sequence[str], before: Mapping[str, str]) -> dict[str, Any]:
+    def _stored_vectors(self, paths: Sequence[str], before: Mapping[str, str]) -> dict[str, Vector]:
         """The stored vectors of the edited notes among `paths`, by their embedding input (the
         same input gives the same vector: the index identity pins the embedder)."""
         edited = [path for path in paths if path in before]

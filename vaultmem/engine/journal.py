@@ -139,6 +139,3 @@ def _pending(row: tuple[Any, ...]) -> Pending:
 class FlushReport:
     written: list[str]
     retry: list[tuple[str, str]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"written": self.written, "retry": [list(r) for r in self.retry]}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 SCAN = "scan"  # the whole vault compared with the index (start-up, rescan, in-process freshness)
 REBUILD = "rebuild"  # everything derived dropped and made again (a model change, --full)
@@ -38,6 +37,31 @@ class IndexState:
     by_meaning: str
     done: int = 0
     total: int = 0
+
+
+@dataclass(frozen=True)
+class SlicedNote:
+    """The note embedded in slices now: its chunks done and total."""
+
+    path: str
+    chunks_done: int
+    chunks_total: int
+
+
+@dataclass(frozen=True)
+class IndexWork:
+    """What the index writer does now: whether a run is under way, the outermost run's kind,
+    notes done / total over every running run, and the note embedded in slices (the innermost
+    such), or None."""
+
+    running: bool
+    kind: str | None
+    done: int
+    total: int
+    current: SlicedNote | None
+
+
+IDLE = IndexWork(running=False, kind=None, done=0, total=0, current=None)
 
 
 @dataclass
@@ -107,21 +131,19 @@ class IndexProgress:
 
     # the readers' side --------------------------------------------------------------------
 
-    def snapshot(self) -> dict[str, Any]:
-        """`running`, the outermost run's `kind`, notes `done` / `total` over every running
-        run, and `current`: the note embedded in slices (the innermost such), or None."""
+    def snapshot(self) -> IndexWork:
+        """The running runs as one (see IndexWork)."""
         with self._lock:
             runs = [Run(**vars(run)) for run in self._runs]
-        current = next(({"path": r.note, "chunks_done": r.chunks_done,
-                         "chunks_total": r.chunks_total}
+        current = next((SlicedNote(r.note, r.chunks_done, r.chunks_total)
                         for r in reversed(runs) if r.note is not None), None)
-        return {
-            "running": bool(runs),
-            "kind": runs[0].kind if runs else None,
-            "done": sum(r.done for r in runs),
-            "total": sum(r.total for r in runs),
-            "current": current,
-        }
+        return IndexWork(
+            running=bool(runs),
+            kind=runs[0].kind if runs else None,
+            done=sum(r.done for r in runs),
+            total=sum(r.total for r in runs),
+            current=current,
+        )
 
     def state(self) -> IndexState:
         """The index's state for an answer (see IndexState)."""

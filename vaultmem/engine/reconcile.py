@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.engine.index_sync import IndexSync
@@ -31,6 +30,7 @@ from vaultmem.engine.results import (
     ReconcileResult,
 )
 from vaultmem.engine.snapshot import Snapshot
+from vaultmem.engine.status_results import CopySeen, DuplicateGroup, DuplicatesReport
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.conflicts import git_conflicted
@@ -38,16 +38,17 @@ from vaultmem.vault.conflicts import git_conflicted
 UNPARSED = "frontmatter does not parse"
 
 
-def duplicates_report(store: MemoryStore, root: Path, snapshot: Snapshot | None = None) -> JSON:
+def duplicates_report(store: MemoryStore, root: Path,
+                      snapshot: Snapshot | None = None) -> DuplicatesReport:
     """For `status`: every id more than one note carries (canonical first, each copy with the
     sync tool its name points to) and the notes whose frontmatter holds git conflict markers.
     `snapshot`: the status call's (the memories and the catalog read once)."""
     snapshot = snapshot or store.snapshot()
     groups = store.duplicates(snapshot)
-    return {
-        "duplicates": [_group_json(memory_id, group) for memory_id, group in groups.items()],
-        "git_conflicts": git_conflicts(root, snapshot),
-    }
+    return DuplicatesReport(
+        duplicates=tuple(_group(memory_id, group) for memory_id, group in groups.items()),
+        git_conflicts=tuple(git_conflicts(root, snapshot)),
+    )
 
 
 def git_conflicts(root: Path, snapshot: Snapshot) -> list[str]:
@@ -57,13 +58,13 @@ def git_conflicts(root: Path, snapshot: Snapshot) -> list[str]:
                   if record.reason.startswith(UNPARSED) and git_conflicted(root, path))
 
 
-def _group_json(memory_id: str, group: list[MemoryNote]) -> JSON:
+def _group(memory_id: str, group: list[MemoryNote]) -> DuplicateGroup:
     paths = [m.path for m in group]
-    return {
-        "id": memory_id, "canonical": paths[0],
-        "copies": [{"path": m.path, "kind": conflict_kind(m.path, paths),
-                    "use_count": m.state.use_count} for m in group[1:]],
-    }
+    return DuplicateGroup(
+        id=memory_id, canonical=paths[0],
+        copies=tuple(CopySeen(m.path, conflict_kind(m.path, paths), m.state.use_count)
+                     for m in group[1:]),
+    )
 
 
 class Reconciler:
@@ -77,7 +78,7 @@ class Reconciler:
         self.sync = sync
         self.mover = mover
 
-    def report(self, snapshot: Snapshot | None = None) -> JSON:
+    def report(self, snapshot: Snapshot | None = None) -> DuplicatesReport:
         """For `status`: the ids several notes carry, and the notes with git conflicts
         (`snapshot`: the status call's, the memories and the catalog read once)."""
         return duplicates_report(self.store, self.root, snapshot)

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 
-from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
 from vaultmem.core.supersede import forget_predecessor, released
 from vaultmem.engine.index_sync import IndexSync
@@ -27,6 +26,7 @@ from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, wr
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.results import Move, RestoreResult
+from vaultmem.engine.status_results import Settled
 from vaultmem.engine.supersede import find_path
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
@@ -88,7 +88,7 @@ class Restorer:
         return RestoreResult(restored=Move(restored.state.id, memory.path, target),
                              memory=self.views.view(restored, now))
 
-    def settle_moves(self, moves: Iterable[tuple[str, str]], now: datetime) -> list[JSON]:
+    def settle_moves(self, moves: Iterable[tuple[str, str]], now: datetime) -> list[Settled]:
         """Understand notes the user moved across the archive folder's edge (see above)."""
         done = []
         for old, new in moves:
@@ -97,7 +97,7 @@ class Restorer:
                 done.append(change)
         return done
 
-    def _settle(self, old: str, new: str, now: datetime) -> JSON | None:
+    def _settle(self, old: str, new: str, now: datetime) -> Settled | None:
         archive = self.archive_folder
         was_in, now_in = inside(old, archive), inside(new, archive)
         if was_in == now_in:
@@ -127,7 +127,7 @@ class Restorer:
         if not written:
             return None
         self.sync.sync_paths([new, *([successor] if successor else [])])
-        return {"id": written[0].state.id, "path": new, "status": settled[0].status}
+        return Settled(id=written[0].state.id, path=new, status=settled[0].status)
 
 
 def _superseded_by(store: MemoryStore, path: str) -> str | None:

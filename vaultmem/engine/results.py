@@ -12,7 +12,9 @@ from typing import Protocol, Self
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.memory import MemoryState
+from vaultmem.engine.index_ports import ReindexResult
 from vaultmem.engine.progress import IndexState
+from vaultmem.engine.status_results import StatusAnswer
 
 
 @dataclass(frozen=True)
@@ -419,4 +421,5 @@ class ReconcileResult:
 Result = (MemoryView | SearchResult | RelatedResult | ObserveResult | ReviewResult
           | ClustersResult | MergeResult | GcResult | PromoteResult | SweepResult | SaveResult
           | ListResult | ForgetResult | RestoreResult | EditResult | SupersedeResult
-          | UnsupersedeResult | UndoResult | RecentOperations | ReconcileResult)
+          | UnsupersedeResult | UndoResult | RecentOperations | ReconcileResult
+          | StatusAnswer | ReindexResult)

@@ -1,17 +1,16 @@
-"""The JSON shapes of the answers not typed yet (status's coverage and languages), and the
-Obsidian link every answer gives. Typed results and their JSON: `engine/results.py`,
-`api/wire.py`. Field names here are a public contract: add fields freely, never rename or
-remove one.
+"""Status's coverage and languages, built from the catalog's records and a language sample,
+and the Obsidian link every answer gives. Typed results: `engine/results.py`,
+`engine/status_results.py`; their JSON: `api/wire.py`, `api/wire_status.py`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 from urllib.parse import quote
 
-from vaultmem.core.json_types import JSON
 from vaultmem.core.language import LanguageShare, english_only
+from vaultmem.engine.status_results import Coverage, Languages, PathReason
+from vaultmem.index.base import NoteRecord
 
 
 def obsidian_uri(vault_name: str, path: str) -> str:
@@ -19,23 +18,23 @@ def obsidian_uri(vault_name: str, path: str) -> str:
     return f"obsidian://open?vault={quote(vault_name, safe='')}&file={quote(target, safe='')}"
 
 
-def coverage_json(records: Mapping[str, Any], scan_problems: Sequence[str]) -> JSON:
-    """`records` maps path → NoteRecord (catalog)."""
+def coverage(records: Mapping[str, NoteRecord], scan_problems: Sequence[str]) -> Coverage:
+    """`records`: the catalog's, by path."""
     indexed = [r for r in records.values() if r.status == "indexed"]
     skipped = sorted((r for r in records.values() if r.status == "skipped"), key=lambda r: r.path)
     failed = sorted((r for r in records.values() if r.status == "failed"), key=lambda r: r.path)
     warnings = sorted((r for r in indexed if r.reason), key=lambda r: r.path)
-    return {
-        "indexed": len(indexed),
-        "chunks": sum(r.chunk_count for r in indexed),
-        "skipped": [{"path": r.path, "reason": r.reason} for r in skipped],
-        "failed": [{"path": r.path, "reason": r.reason} for r in failed],
-        "warnings": [{"path": r.path, "reason": r.reason} for r in warnings],
-        "problems": list(scan_problems),
-    }
+    return Coverage(
+        indexed=len(indexed),
+        chunks=sum(r.chunk_count for r in indexed),
+        skipped=tuple(PathReason(r.path, r.reason) for r in skipped),
+        failed=tuple(PathReason(r.path, r.reason) for r in failed),
+        warnings=tuple(PathReason(r.path, r.reason) for r in warnings),
+        problems=tuple(scan_problems),
+    )
 
 
-def languages_json(share: LanguageShare, embedder_name: str, setting: str) -> JSON:
+def languages(share: LanguageShare, embedder_name: str, setting: str) -> Languages:
     """How much of the vault is not English, and what to do about it when that is a lot and an
     English-only model serves it."""
     advice = None
@@ -49,5 +48,5 @@ def languages_json(share: LanguageShare, embedder_name: str, setting: str) -> JS
             advice = (f"{seen}, and the model set (embedding_model = {setting!r}) understands "
                       "English only: set embedding_model = \"auto\" or \"multilingual\" and "
                       "reindex (docs/configuration.md)")
-    return {"sampled": share.judged, "not_english": share.not_english,
-            "not_english_share": round(share.share, 3), "advice": advice}
+    return Languages(sampled=share.judged, not_english=share.not_english,
+                     not_english_share=share.share, advice=advice)

@@ -3,19 +3,27 @@ how much of it is indexed, and how much of it is not English."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from vaultmem.core.decay import score
-from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ACTIVE, MemoryState
 from vaultmem.core.planning import plan_sweep
 from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.model_choice import ModelInUse, sample_languages
 from vaultmem.engine.note_records import with_dated_problems
 from vaultmem.engine.parts import EngineParams
-from vaultmem.engine.shapes import coverage_json, languages_json
+from vaultmem.engine.shapes import coverage, languages
 from vaultmem.engine.snapshot import Snapshot
+from vaultmem.engine.status_results import (
+    Decisions,
+    FileMemory,
+    FileStatus,
+    Languages,
+    MemoryCounts,
+    StatusResult,
+)
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
 from vaultmem.vault.ignore import IgnoreRules
@@ -31,7 +39,7 @@ class Status:
         self._embedder = embedder
         self._model = model
         self._params = params
-        self._language_cache: tuple[int, JSON] | None = None
+        self._language_cache: tuple[int, Languages] | None = None
 
     def snapshot(self) -> Snapshot:
         """A snapshot for one `status` call, shared with its other parts (sync copies,
@@ -39,7 +47,7 @@ class Status:
         return self._store.snapshot()
 
     def status(self, now: datetime, *, per_file: bool = False,
-               snapshot: Snapshot | None = None) -> JSON:
+               snapshot: Snapshot | None = None) -> StatusResult:
         """`snapshot`: the caller's, when it reads the catalog and the memories too."""
         snapshot = snapshot or self._store.snapshot()
         records = snapshot.records
@@ -57,36 +65,35 @@ class Status:
         records = with_dated_problems(records, states, now)
         # the sweep's own plan, so the counts include what the active-memory cap archives
         plan = plan_sweep(active, now, self._params.decay, self._params.policy)
-        decisions = {"keep": len(plan.keep), "forget": len(plan.archive),
-                     "promote": len(plan.promote)}
-        coverage = coverage_json(records, self._rules.problems)
+        decisions = Decisions(keep=len(plan.keep), forget=len(plan.archive),
+                              promote=len(plan.promote))
+        covered = coverage(records, self._rules.problems)
         if per_file:
-            coverage["files"] = self._files(records, dict(states), now)
-        return {
-            "vault": str(self._root),
-            "notes": len(records),
-            "memories": {"total": sum(by_status.values()), "by_status": by_status,
-                         "by_type": by_type, "decisions": decisions},
-            "coverage": coverage,
-            "embedder": self._embedder.name,
-            "model": {"setting": self._model.setting, "model": self._model.model,
-                      "reason": self._model.reason},
-            "languages": self._languages(records),
-        }
+            covered = replace(covered, files=self._files(records, dict(states), now))
+        return StatusResult(
+            vault=str(self._root),
+            notes=len(records),
+            memories=MemoryCounts(total=sum(by_status.values()),
+                                  by_status=tuple(by_status.items()),
+                                  by_type=tuple(by_type.items()), decisions=decisions),
+            coverage=covered,
+            embedder=self._embedder.name,
+            model=self._model,
+            languages=self._languages(records),
+        )
 
     def _files(self, records: dict[str, NoteRecord], states: dict[str, MemoryState],
-               now: datetime) -> list[JSON]:
+               now: datetime) -> tuple[FileStatus, ...]:
         """Every file the index knows: its index status and chunks, and for a memory note its
         id, status and score as of `now` (`vaultmem status --files`)."""
-        return [
-            {"path": r.path, "status": r.status, "reason": r.reason, "chunks": r.chunk_count,
-             "memory": None if (state := states.get(r.path)) is None else {
-                 "id": state.id, "status": state.status,
-                 "score": round(score(state, now, self._params.decay), 6)}}
+        return tuple(
+            FileStatus(r.path, r.status, r.reason, r.chunk_count,
+                       None if (state := states.get(r.path)) is None else FileMemory(
+                           state.id, state.status, score(state, now, self._params.decay)))
             for r in sorted(records.values(), key=lambda r: r.path)
-        ]
+        )
 
-    def _languages(self, records: dict[str, NoteRecord]) -> JSON:
+    def _languages(self, records: dict[str, NoteRecord]) -> Languages:
         """How much of the vault is not English, judged on a sample of its indexed notes (read
         from the vault: status must not load the index). Kept until the number of indexed notes
         changes."""
@@ -94,7 +101,7 @@ class Status:
         cached = self._language_cache
         if cached is not None and cached[0] == len(indexed):
             return cached[1]
-        result = languages_json(sample_languages(self._root, indexed), self._embedder.name,
+        result = languages(sample_languages(self._root, indexed), self._embedder.name,
                                 self._model.setting)
         self._language_cache = (len(indexed), result)
         return result

@@ -284,7 +284,6 @@ _NOT_SUBJECT = frozenset((
 # A longer value is prose (a summary, a quote), not a name the note is filed under.
 _PROPERTY_WORDS = 5
 _PROPERTY_CHARS = 60
-_LETTERS = re.compile(r"[^\W\d_]{2,}")
 # a link names another note and a URL is not typed; a template's `{{date}}` is not a value yet
 _NOT_TEXT = re.compile(r"\[\[|://|\{\{")
 
@@ -303,10 +302,21 @@ def property_values(fields: Mapping[str, object]) -> tuple[str, ...]:
                 continue
             text = " ".join(item.split())
             if (text and len(text) <= _PROPERTY_CHARS and len(text.split()) <= _PROPERTY_WORDS
-                    and _LETTERS.search(text) and not _NOT_TEXT.search(text)
+                    and _has_word(text) and not _NOT_TEXT.search(text)
                     and text not in found):
                 found.append(text)
     return tuple(found)
+
+
+def _has_word(text: str) -> bool:
+    r"""Two letters in a row: `str.isalpha`, as a regular expression's `[^\W\d_]` also takes
+    digits that are not decimal (superscripts, fractions: "¹¼" is no word)."""
+    run = 0
+    for ch in text:
+        run = run + 1 if ch.isalpha() else 0
+        if run >= 2:
+            return True
+    return False
 
 
 def _aliases(fields: Mapping[str, object]) -> list[str]:

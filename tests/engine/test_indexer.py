@@ -235,7 +235,8 @@ def test_a_first_index_writes_every_notes_words_then_vectors_newest_first(
                       indexer_options(Settings()))
     try:
         assert indexer.sync().added == 7
-        words, *vectors = [w["upserts"] for w in store.writes if "upserts" in w]
+        names, words, *vectors = [w["upserts"] for w in store.writes if "upserts" in w]
+        assert [c.text for _, cs in names for c in cs] == [""] * 7  # names, no text
         assert len(words) == 7 and all(not np.any(c.vector) for _, cs in words for c in cs)
         assert vectors and all(np.any(c.vector) for batch in vectors for _, cs in batch
                                for c in cs)
@@ -266,5 +267,29 @@ def test_notes_a_stopped_first_index_left_with_words_only_are_embedded_next_time
         assert report.changed == 7 and report.chunks_embedded == len(hits)  # none kept
         assert not any(words_only(r) for r in catalog.records().values())
         assert all(np.any(c.vector) for c in store.index.stored_chunks(list(records)))
+    finally:
+        store.index.close()
+
+
+def test_a_first_index_writes_every_notes_names_before_parsing_any(
+    tmp_path: Path, vault: Path, catalog: Catalog,
+) -> None:
+    write(vault, "notes/trip.md", "---\ntitle: Lisbon itinerary\naliases: [Portugal trip]\n"
+                                  "---\n\nTrams and pastries.\n")
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    seen: list[tuple[list[str], list[str], bool]] = []
+
+    def between(unwritten: frozenset[str]) -> None:
+        if not seen:  # the first write: names only
+            seen.append(([h.path for h in store.index.text_search("Lisbon", 5)],
+                         [h.path for h in store.index.text_search("Portugal", 5)],
+                         all(words_only(r) and r.chunk_count == 1
+                             for r in catalog.records().values())))
+
+    try:
+        assert indexer.sync(between=between).added == 8
+        assert seen == [(["notes/trip.md"], ["notes/trip.md"], True)]
+        assert [h.path for h in store.index.text_search("pastries", 5)] == ["notes/trip.md"]
+        assert not any(words_only(r) for r in catalog.records().values())
     finally:
         store.index.close()

@@ -10,9 +10,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vaultmem.errors import NoteError, NotFound, PathOutsideVault
+from vaultmem.vault.names import note_names
 from vaultmem.vault.notes import (
     Heading,
     Link,
+    RawNote,
     parse_note,
     property_values,
     read_note,
@@ -307,3 +309,25 @@ def test_every_corpus_note_parses() -> None:
         assert note.title
         parsed += 1
     assert parsed > 0
+
+
+@pytest.mark.parametrize("text", [
+    "# Heading\n\nBody #inline.\n",
+    "---\ntitle: Own title\naliases: [One, two]\ntags: [a, b]\nspeaker: Melanie\n---\nBody.\n",
+    "---\naliases: Solo\ntags: x y\n---\n# First\n",
+    "---\nbroken: [\n---\nBody.\n",
+])
+def test_names_read_from_the_frontmatter_are_those_the_parsed_note_gives(text: str) -> None:
+    raw = RawNote("folder/A note.md", text.encode("utf-8"), 7, False)
+    note, names = raw.parse(), note_names(raw)
+    assert (names.title, names.body_hash, names.size) == (note.title, note.body_hash, note.size)
+    others = [n for n in (*note.aliases, *note.properties) if n != note.title]
+    assert names.aliases == tuple(dict.fromkeys(others))
+    assert set(names.tags) <= set(note.tags)
+
+
+def test_a_binary_note_has_no_names() -> None:
+    with pytest.raises(NoteError):
+        note_names(RawNote("a.md", b"\x00\x01binary", 0, False))
+    with pytest.raises(NoteError):
+        RawNote("a.md", b"\x00\x01binary", 0, False).check()

@@ -185,7 +185,8 @@ class Indexer:
         *,
         raw: bool = False,
     ) -> dict[str, Fingerprint]:
-        """`raw`: every note kept as its bytes (parsed when its words are written)."""
+        """`raw`: nothing is indexed (a first index, a rebuild): every note is kept as its
+        bytes (parsed when its words are written), not fingerprinted (all are new)."""
         disk: dict[str, Fingerprint] = {}
         for path, st in stats.items():
             rec = known.get(path)
@@ -198,7 +199,11 @@ class Indexer:
                 continue
             try:
                 note: Note | RawNote
-                if raw or st.size > LARGE_NOTE_BYTES:
+                if raw:  # nothing indexed: every note is new, whatever its fingerprint
+                    note = read_raw_note(self.root, path)
+                    note.check()
+                    disk[path] = Fingerprint("", "")
+                elif st.size > LARGE_NOTE_BYTES:
                     note = read_raw_note(self.root, path)
                     disk[path] = Fingerprint(*note.fingerprint())
                 else:

@@ -10,6 +10,11 @@ a real one), in one pass, newest first in writes that grow from a few notes to t
 then the indexer embeds them as usual, most recently modified first, each batch replacing
 the note's chunks.
 
+Before its words, the pass writes every new note's names (vault/names.py: its file name and
+frontmatter, no Markdown parsed), one row each without text, in a few writes: a vault of ten
+thousand notes is searchable by its notes' names within seconds, by their words a minute or
+two later. Each note's words replace its names row.
+
 A note written by the words pass is recorded in the catalog with its body hash marked
 (`WORDS_ONLY`), never as indexed: if the daemon stops before its vectors are written, the next
 sync sees it as changed and embeds it (none of its zero vectors is kept as a stored vector).
@@ -24,10 +29,11 @@ import numpy as np
 
 from vaultmem.core.chunking import Chunk
 from vaultmem.engine.index_ports import StoreHandle
-from vaultmem.engine.note_records import note_record
+from vaultmem.engine.note_records import INDEXED, note_record
 from vaultmem.errors import NoteError
 from vaultmem.index.base import ChunkRecord, NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.vault.names import note_names
 from vaultmem.vault.notes import Note, RawNote
 from vaultmem.vault.parse_apart import PROCESS_BYTES
 
@@ -66,13 +72,36 @@ class WordsFirst:
         zero = np.zeros(self._dim(), dtype=np.float32)
         written = 0
         unwritten = frozenset(paths)  # by vectors: all of them, still
+        for batch in self._names_batches(paths, parsed, zero):
+            self._write(batch, between, unwritten)
         for batch in self._batches(paths, parsed, zero):
-            self._store().apply(upserts=batch)
-            self._catalog.apply(record for record, _ in batch)
+            self._write(batch, between, unwritten)
             written += len(batch)
-            if between is not None:
-                between(unwritten)
         return written
+
+    def _write(self, batch: list[tuple[NoteRecord, list[ChunkRecord]]],
+               between: Between | None, unwritten: frozenset[str]) -> None:
+        self._store().apply(upserts=batch)
+        self._catalog.apply(record for record, _ in batch)
+        if between is not None:
+            between(unwritten)
+
+    def _names_batches(
+        self, paths: Sequence[str], parsed: dict[str, Note | RawNote], zero: np.ndarray,
+    ) -> Iterator[list[tuple[NoteRecord, list[ChunkRecord]]]]:
+        """Each note's names row (see the module docstring), in writes growing as `_batches`'."""
+        batch: list[tuple[NoteRecord, list[ChunkRecord]]] = []
+        limit = FIRST_BATCH_CHUNKS
+        for path in paths:
+            if (record := _names_record(parsed.get(path))) is None:
+                continue
+            batch.append((record, [ChunkRecord(chunk_id=f"{path}#0", path=path, index=0,
+                                               heading="", text="", vector=zero)]))
+            if len(batch) >= limit:
+                yield batch
+                batch, limit = [], min(2 * limit, WORDS_BATCH_CHUNKS)
+        if batch:
+            yield batch
 
     def _batches(
         self, paths: Sequence[str], parsed: dict[str, Note | RawNote], zero: np.ndarray,
@@ -111,3 +140,19 @@ class WordsFirst:
             except NoteError:
                 return None  # reported when its turn to be embedded comes
         return note
+
+
+def _names_record(note: Note | RawNote | None) -> NoteRecord | None:
+    """The catalog's row of a note whose names only are written (None: not read as bytes, or
+    binary: the words pass and the embedding report it)."""
+    if not isinstance(note, RawNote):
+        return None
+    try:
+        names = note_names(note)
+    except NoteError:
+        return None
+    return NoteRecord(
+        path=names.path, file_hash="", body_hash=WORDS_ONLY + names.body_hash,
+        title=names.title, tags=names.tags, aliases=names.aliases, links=(), note_id="",
+        status=INDEXED, reason="", mtime_ns=names.mtime_ns, size=names.size, chunk_count=1,
+    )

@@ -133,6 +133,10 @@ class RawNote:
         """(body hash, file hash), as the parsed note has them (NoteError: binary)."""
         return _sha256(self.body()), hashlib.sha256(self.raw).hexdigest()
 
+    def check(self) -> None:
+        """NoteError when the bytes are binary, as `parse` would raise (nothing else read)."""
+        _decoded(self.raw)
+
     def parse(self) -> Note:
         return parse_note(self.path, self.raw, mtime_ns=self.mtime_ns, read_only=self.read_only)
 

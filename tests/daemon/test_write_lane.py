@@ -50,7 +50,8 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
     app = build_app(settings, daemon=True)
     try:
         app.sync.reindex()
-        daemon = Daemon(daemon_params(settings), app)  # never started: only its jobs are used
+        # never started: only its jobs are used
+        daemon = Daemon(daemon_params(settings), app.daemon_parts())
         scheduler = Scheduler(daemon._jobs())  # the daemon's own jobs, never started here
         yield Setup(app, app.api(clock=lambda: REFERENCE), scheduler, cluster_id(ids))
     finally:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmem.api.ops import Api
-from vaultmem.api.parts import ApiParts
+from vaultmem.api.parts import ApiParts, DaemonStatus
 from vaultmem.config import AUTO_MODEL, Settings, VaultPaths
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
@@ -143,7 +143,7 @@ class App:
 
     def api(
         self, *, reindex: Callable[[bool], dict[str, Any]] | None = None,
-        daemon_status: Callable[[], dict[str, Any]] | None = None,
+        daemon_status: Callable[[], DaemonStatus] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,
     ) -> Api:
@@ -180,7 +180,7 @@ class App:
 
 class MakesApi(Protocol):
     def __call__(self, *, reindex: Callable[[bool], dict[str, Any]] | None = None,
-                 daemon_status: Callable[[], dict[str, Any]] | None = None) -> Api: ...
+                 daemon_status: Callable[[], DaemonStatus] | None = None) -> Api: ...
 
 
 @dataclass(frozen=True)

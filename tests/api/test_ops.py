@@ -17,6 +17,7 @@ from tests.api.test_server import REFERENCE, SAMPLE_ID, SAMPLE_PATH, digest, sam
 from tests.conftest import SAMPLE_VAULT
 from vaultmem import __version__
 from vaultmem.api.ops import Api
+from vaultmem.api.parts import DaemonStatus
 from vaultmem.api.schemas import REQUESTS, RESPONSES, ROUTES, openapi_document
 from vaultmem.api.validation import parse_body, query_body, validate
 from vaultmem.app import App, build_app
@@ -132,11 +133,16 @@ def test_unknown_ops_and_non_object_bodies_are_refused(api: Api) -> None:
 
 @pytest.mark.timeout(60)
 def test_health_and_status(app: App) -> None:
-    api = app.api(clock=lambda: REFERENCE,
-              daemon_status=lambda: {"pid": 42, "jobs": []})
+    daemon = DaemonStatus(pid=42, version=__version__, url=None, started=REFERENCE,
+                          indexing={"running": False}, queue_depth=0, pending_usage_writes=1,
+                          jobs=[], model_loaded=True)
+    api = app.api(clock=lambda: REFERENCE, daemon_status=lambda: daemon)
     assert api.call("health", {}) == {"status": "ok", "version": __version__, "vault": "vault"}
     status = api.call("status", {})
-    assert status["daemon"] == {"pid": 42, "jobs": []}
+    assert status["daemon"] == {
+        "pid": 42, "version": __version__, "url": None, "started": REFERENCE.isoformat(),
+        "indexing": {"running": False}, "queue_depth": 0, "pending_usage_writes": 1,
+        "jobs": [], "model_loaded": True}
     assert status["memories"]["decisions"] == {"keep": 7, "forget": 3, "promote": 4}
     languages = status["languages"]
     assert languages["sampled"] > 0 and languages["not_english"] == 0  # an English vault

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from vaultmem.engine.consolidation import Consolidator
@@ -26,6 +27,21 @@ from vaultmem.engine.undo import Undoer
 from vaultmem.engine.updates import Updates
 from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
+
+
+@dataclass(frozen=True)
+class DaemonStatus:
+    """The daemon's part of `status` (`Daemon.status`; its JSON: `api/wire.py`)."""
+
+    pid: int
+    version: str
+    url: str | None  # None until the socket listens
+    started: datetime
+    indexing: dict[str, Any]  # the index run under way or the last one (daemon/progress.py)
+    queue_depth: int  # changed notes not yet indexed
+    pending_usage_writes: int
+    jobs: list[dict[str, Any]]  # the scheduler's jobs (daemon/scheduler.py)
+    model_loaded: bool
 
 
 @dataclass(frozen=True)
@@ -47,6 +63,6 @@ class ApiParts:
     undoer: Undoer
     # the daemon's own status and reindex (which keeps its progress for `status`); None in a
     # process without a daemon
-    daemon_status: Callable[[], dict[str, Any]] | None = None
+    daemon_status: Callable[[], DaemonStatus] | None = None
     reindex: Callable[[bool], dict[str, Any]] | None = None
     progress: Progress | None = None  # follows an in-process reindex

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from vaultmem.api.parts import DaemonStatus
 from vaultmem.core.json_types import JSON
 from vaultmem.engine.progress import INDEXING, IndexState
 from vaultmem.engine.results import (
@@ -329,6 +330,14 @@ def recent_wire(result: RecentOperations) -> JSON:
                            for o in result.operations]}
 
 
+def daemon_status_wire(status: DaemonStatus) -> JSON:
+    return {"pid": status.pid, "version": status.version, "url": status.url,
+            "started": iso(status.started), "indexing": to_wire(status.indexing),
+            "queue_depth": status.queue_depth,
+            "pending_usage_writes": status.pending_usage_writes,
+            "jobs": to_wire(status.jobs), "model_loaded": status.model_loaded}
+
+
 _SHAPES: dict[type, Callable[[Any], JSON]] = {
     MemoryView: memory_wire,
     SearchResult: search_wire,
@@ -351,13 +360,14 @@ _SHAPES: dict[type, Callable[[Any], JSON]] = {
     UndoResult: undo_wire,
     ReconcileResult: reconcile_wire,
     RecentOperations: recent_wire,
+    DaemonStatus: daemon_status_wire,
 }
 
 
 def to_wire(result: object) -> Any:
     """The JSON for `result`: a typed result through its shape's function. The answers not
-    typed yet (health, status with the daemon's part, reindex's report) are JSON-ready dicts
-    already and pass as they are."""
+    typed yet (health, status's own part, reindex's report) are JSON-ready dicts, each value
+    turned so (the daemon's part of `status` is typed)."""
     shape = _SHAPES.get(type(result))
     if shape is not None:
         return shape(result)

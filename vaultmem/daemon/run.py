@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmem import __version__
 from vaultmem.api.auth import load_or_create_token
+from vaultmem.api.parts import DaemonStatus
 from vaultmem.api.server import ApiServer
 from vaultmem.app import DaemonParams, DaemonParts
 from vaultmem.daemon.debounce import AfterQuiet
@@ -235,20 +236,17 @@ class Daemon:
     def flush(self) -> FlushReport:
         return self.parts.sync.flush_usage()
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> DaemonStatus:
         work = self.parts.sync.indexing()
         queued = (self.watcher.pending() if self.watcher else 0) + work.pop("waiting")
-        return {
-            "pid": os.getpid(),
-            "version": __version__,
-            "url": self.server.url if self.server else None,
-            "started": self.started_at.isoformat(timespec="seconds"),
-            "indexing": self.progress.to_json(work, queued),
-            "queue_depth": queued,
-            "pending_usage_writes": len(self.parts.journal),
-            "jobs": self.scheduler.status() if self.scheduler else [],
-            "model_loaded": bool(getattr(self.parts.embedder, "loaded", True)),
-        }
+        return DaemonStatus(
+            pid=os.getpid(), version=__version__,
+            url=self.server.url if self.server else None, started=self.started_at,
+            indexing=self.progress.to_json(work, queued), queue_depth=queued,
+            pending_usage_writes=len(self.parts.journal),
+            jobs=self.scheduler.status() if self.scheduler else [],
+            model_loaded=bool(getattr(self.parts.embedder, "loaded", True)),
+        )
 
     def _startup(self) -> None:
         """Open the index and load the model; let the searches that waited for them be

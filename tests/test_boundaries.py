@@ -5,6 +5,7 @@
   write at all, except the few that own a file of their own (listed with that file below).
 * Settings are read only at the composition root (`app.py`) and where they are defined.
 * No lock is taken from outside its owner: a lock is an attribute of `self` only.
+* Parts are handed out by the composition root only: no `app.<part>`, no `<use case>.<part>`.
 
 The core's own purity rules (stdlib only, no clock) are in tests/core/test_purity.py.
 """
@@ -12,11 +13,13 @@ The core's own purity rules (stdlib only, no clock) are in tests/core/test_purit
 from __future__ import annotations
 
 import ast
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 import vaultmem
+from vaultmem.app import App
 
 PACKAGE = Path(vaultmem.__file__).parent
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
@@ -172,6 +175,9 @@ PARTS = frozenset({
     "journal", "sync", "views", "mover", "filters", "engine", "lifecycle",
 })
 WIRING_ROOT = "app.py"
+#: The App's parts: outside the composition root, `app.<part>` (or `x.app.<part>`) is a service
+#: locator; an edge is handed the parts it uses instead (`App.daemon_parts`, `App.api`).
+APP_PARTS = frozenset(f.name for f in fields(App))
 
 #: The layers, top first: a module imports only from its own layer or one below it.
 LAYERS: tuple[frozenset[str], ...] = (
@@ -196,7 +202,20 @@ def reached_parts(tree: ast.Module) -> list[str]:
         if (isinstance(owner, ast.Attribute) and owner.attr in USE_CASES) or (
                 isinstance(owner, ast.Name) and owner.id in USE_CASES):
             found.append((node.lineno, f"line {node.lineno}: {ast.unparse(node)}"))
-    return [text for _, text in sorted(found)]
+    return [text for _, text in sorted(found + _app_parts(tree))]
+
+
+def _app_parts(tree: ast.Module) -> list[tuple[int, str]]:
+    """`app.<part>` or `<x>.app.<part>`: a part taken from the App outside the root."""
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr in APP_PARTS):
+            continue
+        owner = node.value
+        if (isinstance(owner, ast.Attribute) and owner.attr == "app") or (
+                isinstance(owner, ast.Name) and owner.id == "app"):
+            found.append((node.lineno, f"line {node.lineno}: {ast.unparse(node)}"))
+    return found
 
 
 def _module_name(path: Path) -> str:
@@ -311,9 +330,11 @@ def test_the_wiring_checks_catch_violations() -> None:
     reaching = ast.parse(
         "x = self.engine.catalog.records()\ny = lifecycle.store\nz = self.store.load(r)\n"
         "w = app.sync.reindex()\nv = self.updates.superseder\nu = engine.root\n"
+        "t = daemon.app.root\ns = app.api(clock=c)\nr = self.app.journal\n"
     )
     assert reached_parts(reaching) == ["line 1: self.engine.catalog", "line 2: lifecycle.store",
-                                       "line 6: engine.root"]
+                                       "line 4: app.sync", "line 6: engine.root",
+                                       "line 7: daemon.app.root", "line 9: self.app.journal"]
     upward = ast.parse(
         "from vaultmem.engine.lifecycle import Lifecycle\n"
         "def later():\n    from vaultmem.daemon.run import Daemon\n"

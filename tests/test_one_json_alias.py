@@ -54,7 +54,7 @@ NOT_USE_CASES = {
     "index/onnx_cache.py": ["_manifest_files -> dict[str, dict[str, Any]] | None",
                             "_recorded_stamps -> dict[str, Any]"],  # a model cache's files
     "index/onnx_embedder.py": ["_feed -> dict[str, Any]"],  # the ONNX session's inputs
-    "daemon/run.py": ["status -> dict[str, Any]"],  # the daemon's own part of `status`
+    "app.py": ["call_here -> JSON"],  # the CLI's in-process call: Api.call's answer, passed on
 }
 
 

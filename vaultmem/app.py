@@ -17,12 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmem.api.ops import Api
+from vaultmem.api.parts import ApiParts
 from vaultmem.config import AUTO_MODEL, Settings, VaultPaths
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
+from vaultmem.core.json_types import JSON
 from vaultmem.core.language import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.reinforce import ReinforceParams
@@ -45,6 +47,7 @@ from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
+from vaultmem.engine.status_results import DaemonStatus
 from vaultmem.engine.store_policy import Listing, Usage
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.undo import Undoer
@@ -141,24 +144,62 @@ class App:
 
     def api(
         self, *, reindex: Callable[[bool], ReindexResult] | None = None,
-        daemon_status: Callable[[], dict[str, Any]] | None = None,
+        daemon_status: Callable[[], DaemonStatus] | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         progress: Progress | None = None,
     ) -> Api:
         """The request layer over these parts; the daemon passes its own reindex and status."""
-        return Api(vault_name=self.root.name, memory_types=self.memory_types,
-                   search=self.search, views=self.views, uses=self.uses, status=self.status,
-                   sync=self.sync, freshness=self.freshness, lifecycle=self.lifecycle,
-                   reconciler=self.reconciler, restorer=self.restorer, updates=self.updates,
-                   admin=self.admin, consolidator=self.consolidator, undoer=self.undoer,
-                   daemon_status=daemon_status, reindex=reindex, clock=clock,
-                   progress=progress, lane=self.lane)
+        parts = ApiParts(
+            vault_name=self.root.name, memory_types=self.memory_types, search=self.search,
+            views=self.views, uses=self.uses, status=self.status, sync=self.sync,
+            freshness=self.freshness, lifecycle=self.lifecycle, reconciler=self.reconciler,
+            restorer=self.restorer, updates=self.updates, admin=self.admin,
+            consolidator=self.consolidator, undoer=self.undoer, daemon_status=daemon_status,
+            reindex=reindex, progress=progress)
+        return Api(parts, lane=self.lane, clock=clock)
+
+    def call_here(self, op: str, body: dict[str, Any], now: datetime,
+                  progress: Progress | None = None) -> JSON:
+        """Run `op` in this process (no daemon serves the vault): the index is first brought
+        up to date with what changed since it was last written, as far as `op` needs."""
+        self.freshness.bring_up_to_date(op, now)
+        return self.api(clock=lambda: now, progress=progress).call(op, body)
+
+    def daemon_parts(self) -> DaemonParts:
+        """What `vaultmem run` uses of these parts, and nothing else."""
+        return DaemonParts(
+            root=self.root, rules=self.rules, model=self.model, embedder=self.embedder,
+            index=self.index, catalog=self.catalog, journal=self.journal, sync=self.sync,
+            restorer=self.restorer, api=self.api, close=self.close)
 
     def close(self) -> None:
         self.index.close()
         self.catalog.close()
         self.journal.close()
         self.operations.close()
+
+
+class MakesApi(Protocol):
+    def __call__(self, *, reindex: Callable[[bool], ReindexResult] | None = None,
+                 daemon_status: Callable[[], DaemonStatus] | None = None) -> Api: ...
+
+
+@dataclass(frozen=True)
+class DaemonParts:
+    """The parts `vaultmem run` is given (`App.daemon_parts`): what it watches and serves, the
+    index writer and what it reports on, and its Api. `close` closes the whole App."""
+
+    root: Path
+    rules: IgnoreRules  # what the watcher ignores
+    model: ModelInUse  # named when the daemon starts
+    embedder: Embedder  # loaded at start, beside the index
+    index: LazyIndex  # opened at start; optimised when settled
+    catalog: Catalog  # totals, sync copies and the memories' fingerprint for the jobs
+    journal: UsageJournal  # pending usage writes, flushed by a job
+    sync: IndexSync  # the single index writer
+    restorer: Restorer  # notes moved by hand across the archive's edge
+    api: MakesApi  # `App.api`: the request layer, given the daemon's callbacks
+    close: Callable[[], None]
 
 
 @dataclass(frozen=True)

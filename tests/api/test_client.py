@@ -88,7 +88,12 @@ def test_write_calls(served: Served) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_errors_come_back_as_their_exception_class(shared: Served) -> None:
+def test_errors_come_back_as_their_exception_class(shared: Served,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def unavailable(now: object) -> None:
+        raise DaemonError("consolidation is not available now")
+
+    monkeypatch.setattr(shared.app.consolidator, "list_clusters", unavailable)
     client = client_for(shared)
     with pytest.raises(NotFound, match="no memory with id 'nope'"):
         client.get("nope")

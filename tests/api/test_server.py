@@ -88,9 +88,7 @@ class Served:
 @contextmanager
 def serving(root: Path, **server_options: Any) -> Iterator[Served]:
     with sample_app(root) as app:
-        # no consolidator: the clusters routes answer that consolidation is unavailable
         api = app.api(clock=lambda: REFERENCE)
-        api.consolidator = None
         token = load_or_create_token(app.data_dir)
         with ApiServer(api, token=token, host="127.0.0.1", port=0, **server_options) as server:
             yield Served(app, api, server, token)
@@ -277,12 +275,6 @@ def test_reindex_picks_up_a_new_note(served: Served) -> None:
     assert report.body["added"] == 1
     hits = served.request("POST", "/v1/search", {"query": "kayak roof rack straps"}).body
     assert hits["results"][0]["path"] == "Inbox/Kayak.md"
-
-
-@pytest.mark.timeout(60)
-def test_clusters_without_a_consolidator_is_unavailable(shared: Served) -> None:
-    answer = shared.request("GET", "/v1/clusters")
-    assert answer.status == 503 and answer.body["error"]["code"] == "daemon"
 
 
 # who may call --------------------------------------------------------------------------------
@@ -606,7 +598,6 @@ def test_ipv6_loopback_works_when_available(served: Served) -> None:
 
 @pytest.mark.timeout(60)
 def test_clusters_and_merge_with_the_real_consolidator(served: Served) -> None:
-    served.api.consolidator = served.app.consolidator
     listed = served.request("GET", "/v1/clusters")
     assert listed.status == 200
     validate(RESPONSES["clusters"], listed.body, "clusters")

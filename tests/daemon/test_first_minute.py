@@ -66,11 +66,12 @@ def test_the_first_index_answers_by_words_flushes_uses_and_logs_its_progress(
         "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake",
         "port": 0, "debounce_ms": 50, "flush_interval_seconds": 0.5})
     embedder = SlowEmbedder()
-    daemon = Daemon(daemon_params(settings), build_app(settings, embedder=embedder, daemon=True))
+    app = build_app(settings, embedder=embedder, daemon=True)
+    daemon = Daemon(daemon_params(settings), app.daemon_parts())
     caplog.set_level(logging.INFO, logger="vaultmem.daemon.run")
     daemon.start()
     try:
-        assert daemon.server is not None and daemon.app is not None
+        assert daemon.server is not None
         client = Client(daemon.server.url, (tmp_path / "data" / "token").read_text().strip())
         first = client.search("Crumb server-side sessions")
         assert first["indexing"]["state"] in ("starting", "indexing")  # never silent
@@ -85,8 +86,8 @@ def test_the_first_index_answers_by_words_flushes_uses_and_logs_its_progress(
         # uses are recorded; each scheduled flush writes them while the index waits for the
         # model (a flush that waited for the index would hold the next one back)
         for _ in range(2):
-            _flushed_within(vault / MEMORY, lambda: daemon.app.uses.touch(
-                MEMORY_ID, datetime.now(UTC)) if daemon.app else None)
+            _flushed_within(vault / MEMORY, lambda: daemon.api.parts.uses.touch(
+                MEMORY_ID, datetime.now(UTC)))
         assert not embedder.go.is_set() and daemon.progress.running  # the index still waits
 
         embedder.go.set()
@@ -96,7 +97,7 @@ def test_the_first_index_answers_by_words_flushes_uses_and_logs_its_progress(
                                      "by_meaning": "complete"}
         assert after["results"][0]["path"] == MEMORY
         # the flushed note's new state is what the catalog holds once the watcher's batch ran
-        wait_until(lambda: daemon.app is not None and not daemon.app.sync.indexing().work.running,
+        wait_until(lambda: not daemon.closed and not daemon.parts.sync.indexing().work.running,
                    WAIT_S)
     finally:
         embedder.go.set()
@@ -131,7 +132,8 @@ def test_the_usage_flush_runs_while_the_watcher_delivers_a_large_note(tmp_path: 
         "vault": str(vault), "data_dir": str(tmp_path / "data"), "embedding_model": "fake",
         "port": 0, "debounce_ms": 50, "flush_interval_seconds": 0.5})
     embedder = LargeNoteEmbedder()
-    daemon = Daemon(daemon_params(settings), build_app(settings, embedder=embedder, daemon=True))
+    app = build_app(settings, embedder=embedder, daemon=True)
+    daemon = Daemon(daemon_params(settings), app.daemon_parts())
     daemon.start()
     try:
         wait_until(lambda: daemon.progress.last is not None, WAIT_S)
@@ -139,10 +141,10 @@ def test_the_usage_flush_runs_while_the_watcher_delivers_a_large_note(tmp_path: 
         (vault / "Large note.md").write_text(f"# Large note\n\n{big}\n", encoding="utf-8")
         assert embedder.entered.wait(WAIT_S)
         for _ in range(2):
-            _flushed_within(vault / MEMORY, lambda: daemon.app.uses.touch(
-                MEMORY_ID, datetime.now(UTC)) if daemon.app else None)
-        assert not embedder.done.is_set() and daemon.app is not None
-        assert daemon.app.sync.indexing().work.current is not None  # still being embedded
+            _flushed_within(vault / MEMORY, lambda: daemon.api.parts.uses.touch(
+                MEMORY_ID, datetime.now(UTC)))
+        assert not embedder.done.is_set() and not daemon.closed
+        assert daemon.parts.sync.indexing().work.current is not None  # still being embedded
     finally:
         embedder.done.set()
         daemon.stop()

@@ -67,7 +67,7 @@ def test_a_started_daemon_runs_the_collector_again(tmp_path: Path) -> None:
         "embedding_model": "fake", "port": 0})
     gc.enable()
     pause_gc()  # as `vaultmem run` does before it builds the app
-    daemon = Daemon(daemon_params(settings), build_app(settings, daemon=True))
+    daemon = Daemon(daemon_params(settings), build_app(settings, daemon=True).daemon_parts())
     daemon.start()
     try:
         wait_until(lambda: daemon.progress.last is not None, 30)

@@ -51,7 +51,8 @@ def _daemon(tmp_path: Path, embedder: FakeEmbedder, *, indexed: bool) -> Daemon:
             app.sync.reindex()
         finally:
             app.close()
-    return Daemon(daemon_params(settings), build_app(settings, embedder=embedder, daemon=True))
+    app = build_app(settings, embedder=embedder, daemon=True)
+    return Daemon(daemon_params(settings), app.daemon_parts())
 
 
 @pytest.mark.timeout(120)
@@ -62,8 +63,7 @@ def test_on_a_warm_index_the_reconcile_waits_for_the_open_index_and_the_loaded_m
     daemon = _daemon(tmp_path, embedder, indexed=True)
     daemon.start()
     try:
-        app = daemon.app
-        assert app is not None
+        app = daemon.parts
         assert embedder.asked.wait(WAIT_S)  # the model is loading
         wait_until(lambda: app.index.is_open, WAIT_S)  # and the index opened meanwhile
         time.sleep(0.5)
@@ -91,8 +91,7 @@ def test_on_an_empty_index_the_first_index_starts_while_the_model_loads(
     daemon.start()
     try:
         assert embedder.asked.wait(WAIT_S)
-        assert daemon.app is not None
-        sync = daemon.app.sync
+        sync = daemon.parts.sync
         wait_until(lambda: sync.state().state == "indexing", WAIT_S)  # the model still held
         assert not embedder.release.is_set() and sync.state().total > 0
         embedder.release.set()
@@ -107,8 +106,7 @@ def _hold_searches(
     monkeypatch: pytest.MonkeyPatch, daemon: Daemon,
 ) -> tuple[threading.Event, threading.Event]:
     """Searches wait in the daemon until the test lets them go: (one is in, let them go)."""
-    assert daemon.app is not None
-    search = daemon.app.search.search
+    search = daemon.api.parts.search.search
     inside, let_go = threading.Event(), threading.Event()
 
     def held(*args: object, **kwargs: object) -> object:
@@ -116,7 +114,7 @@ def _hold_searches(
         assert let_go.wait(WAIT_S), "the search was never let go"
         return search(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(daemon.app.search, "search", held)
+    monkeypatch.setattr(daemon.api.parts.search, "search", held)
     return inside, let_go
 
 
@@ -211,4 +209,4 @@ def test_a_vault_that_cannot_be_watched_stops_the_daemon_with_an_error(
     assert codes == [1]
     assert daemon.failure is not None and "inotify watch limit" in daemon.failure
     assert daemon.progress.error == daemon.failure
-    assert daemon.app is None  # stopped and closed
+    assert daemon.closed  # stopped and closed

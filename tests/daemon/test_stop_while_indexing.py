@@ -70,15 +70,15 @@ def test_a_daemon_stops_within_a_slice_of_a_large_note_and_still_flushes(
         "vault": str(vault), "data_dir": str(data), "embedding_model": "fake", "port": 0,
         "debounce_ms": 50, "flush_interval_seconds": 3600})
     embedder = HeldEmbedder()
-    daemon = Daemon(daemon_params(settings), build_app(settings, embedder=embedder, daemon=True))
+    app = build_app(settings, embedder=embedder, daemon=True)
+    daemon = Daemon(daemon_params(settings), app.daemon_parts())
     daemon.start()
     stopper = threading.Thread(target=daemon.stop)
     try:
         wait_until(lambda: daemon.progress.last is not None, WAIT_S)
-        assert daemon.app is not None
         before = (vault / MEMORY).read_text()
-        daemon.app.uses.touch(MEMORY_ID, datetime.now(UTC))
-        assert len(daemon.app.journal) == 1
+        daemon.api.parts.uses.touch(MEMORY_ID, datetime.now(UTC))
+        assert len(daemon.parts.journal) == 1
         (vault / BIG).write_text(_big_text(), encoding="utf-8")
         assert embedder.entered.wait(WAIT_S), "the watcher never embedded the large note"
         stopper.start()
@@ -96,13 +96,12 @@ def test_a_daemon_stops_within_a_slice_of_a_large_note_and_still_flushes(
     assert _stm((vault / MEMORY).read_text()) != _stm(before)  # the last flush was written
 
     restarted = Daemon(daemon_params(settings),
-                       build_app(settings, embedder=FakeEmbedder(), daemon=True))
+                       build_app(settings, embedder=FakeEmbedder(), daemon=True).daemon_parts())
     restarted.start()
     try:
         wait_until(lambda: restarted.progress.last is not None, WAIT_S)
         assert restarted.progress.last is not None and restarted.progress.last.added == 1
-        assert restarted.app is not None
-        record = restarted.app.catalog.records_for([BIG])[BIG]
+        record = restarted.parts.catalog.records_for([BIG])[BIG]
         assert record.chunk_count >= SECTIONS
     finally:
         restarted.stop()

@@ -37,7 +37,7 @@ def test_a_started_daemon_shortens_the_switch_interval(
     settings = load_settings(tmp_path / "none.toml", env={}, overrides={
         "vault": str(redated_sample_vault(tmp_path / "vault")), "data_dir": str(tmp_path / "d"),
         "embedding_model": "fake", "port": 0})
-    daemon = Daemon(daemon_params(settings), build_app(settings, daemon=True))
+    daemon = Daemon(daemon_params(settings), build_app(settings, daemon=True).daemon_parts())
     daemon.start()
     try:
         wait_until(lambda: daemon.progress.last is not None, 30)

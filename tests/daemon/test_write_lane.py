@@ -50,7 +50,8 @@ def setup(tmp_path: Path) -> Iterator[Setup]:
     app = build_app(settings, daemon=True)
     try:
         app.sync.reindex()
-        daemon = Daemon(daemon_params(settings), app)  # never started: only its jobs are used
+        # never started: only its jobs are used
+        daemon = Daemon(daemon_params(settings), app.daemon_parts())
         scheduler = Scheduler(daemon._jobs())  # the daemon's own jobs, never started here
         yield Setup(app, app.api(clock=lambda: REFERENCE), scheduler, cluster_id(ids))
     finally:
@@ -167,3 +168,18 @@ def test_the_lane_is_reentrant_and_names_who_waits() -> None:
     with lane.hold("sweep"), lane.hold("promote"):
         assert lane.holder == "sweep"
     assert lane.holder is None
+
+
+def test_a_scheduled_consolidation_is_recorded_and_undone_like_a_request(setup: Setup) -> None:
+    """The job runs through the Api's one entry (`Api.run_job`): its merge is in the
+    operation log under its own kind, and `undo` takes it back."""
+    vault = setup.app.root
+    before = {p.relative_to(vault).as_posix() for p in vault.rglob("*.md")}
+    setup.scheduler.run_now("consolidate")
+    [recent] = setup.api.call("undo", {"list": True})["operations"][:1]
+    assert recent["kind"] == "consolidation" and recent["undone_at"] is None
+    undone = setup.api.call("undo", {})
+    assert undone["kind"] == "consolidation" and len(undone["archived"]) == 1
+    assert undone["skipped"] == []
+    after = {p.relative_to(vault).as_posix() for p in vault.rglob("*.md")}
+    assert before <= after  # the merged memories are back where they were

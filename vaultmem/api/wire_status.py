@@ -19,6 +19,7 @@ from vaultmem.engine.status_results import (
     Counts,
     Coverage,
     DaemonIndexing,
+    DaemonStatus,
     DuplicateGroup,
     DuplicatesReport,
     FileStatus,
@@ -145,6 +146,16 @@ def job_status_wire(job: JobStatus) -> JSON:
             "next_run": _utc(job.next_run), "runs": job.runs}
 
 
+def daemon_status_wire(status: DaemonStatus) -> JSON:
+    return {"pid": status.pid, "version": status.version, "url": status.url,
+            "started": status.started.isoformat(timespec="seconds"),
+            "indexing": daemon_indexing_wire(status.indexing),
+            "queue_depth": status.queue_depth,
+            "pending_usage_writes": status.pending_usage_writes,
+            "jobs": [job_status_wire(job) for job in status.jobs],
+            "model_loaded": status.model_loaded}
+
+
 def settled_wire(settled: Settled) -> JSON:
     return {"id": settled.id, "path": settled.path, "status": settled.status}
 
@@ -156,6 +167,7 @@ SHAPES: dict[type, Callable[[Any], JSON]] = {
     IndexWork: index_work_wire,
     IndexingNow: indexing_now_wire,
     DaemonIndexing: daemon_indexing_wire,
+    DaemonStatus: daemon_status_wire,
     JobStatus: job_status_wire,
     Settled: settled_wire,
 }

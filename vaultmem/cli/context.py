@@ -62,8 +62,7 @@ class Context:
             return self._call_daemon(serving, op, body)
         try:
             with self.app() as app:
-                app.freshness.bring_up_to_date(op, self.now)
-                return app.api(clock=lambda: self.now, progress=progress).call(op, body)
+                return app.call_here(op, body, self.now, progress)
         except VaultBusy as exc:  # a daemon started meanwhile: it answers
             if exc.holder is None or exc.holder.kind != DAEMON:
                 raise

@@ -314,17 +314,18 @@ def run(ctx: Context, log_level: str) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("apscheduler", "sentence_transformers", "httpx"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLogger().level))
-    daemon = Daemon(daemon_params(ctx.settings), build_app(ctx.settings, daemon=True))
+    parts = build_app(ctx.settings, daemon=True).daemon_parts()
+    daemon = Daemon(daemon_params(ctx.settings), parts)
     with daemon.stopped_by_signals():
         daemon.start()
-        assert daemon.server is not None and daemon.app is not None
-        click.echo(f"vaultmem {__version__} serving {daemon.app.root} at {daemon.server.url}",
+        assert daemon.server is not None
+        click.echo(f"vaultmem {__version__} serving {parts.root} at {daemon.server.url}",
                    err=True)
         from vaultmem.cli.output import model_line
 
-        chosen = daemon.app.model
+        chosen = parts.model
         click.echo(model_line({"setting": chosen.setting, "model": chosen.model,
-                               "reason": chosen.reason}, daemon.app.embedder.name), err=True)
+                               "reason": chosen.reason}, parts.embedder.name), err=True)
         code = daemon.serve_forever()
     sys.exit(code)
 

@@ -1,15 +1,17 @@
 """`vaultmem run`: the long-lived process that serves one vault.
 
-It is given a finished App (`app.build_app(settings, daemon=True)`: its stores open, the usage
-journal included; opening them writes nothing). Start order: lock → socket (answers at once);
-in the background, the index opens and the model loads → the first searches are answered →
-watcher → scheduler → start-up reconciliation (the socket reports its progress). Stop order
-is the reverse, with a last flush of pending usage writes, then the App is closed. All index
-writes go through the App's one index writer (`IndexSync`), so the watcher, the scheduler and
-API calls never write concurrently; the scheduled sweep, reconcile and consolidation hold the
-App's write lane, the one the requests that move notes hold (engine/write_lane.py), so a job
-and a request never interleave. At stop, a sync under way (a large note, the first index) ends
-at its next embedding piece, and the next start indexes what it had not written.
+It is given its parts, open (`App.daemon_parts()` of `app.build_app(settings, daemon=True)`:
+the stores open, the usage journal included; opening them writes nothing). Start order:
+lock → socket (answers at once); in the background, the index opens and the model loads →
+the first searches are answered → watcher → scheduler → start-up reconciliation (the socket
+reports its progress). Stop order is the reverse, with a last flush of pending usage writes,
+then the parts are closed. All index writes go through the one index writer (`IndexSync`),
+so the watcher, the scheduler and API calls never write concurrently; the scheduled sweep,
+reconcile and consolidation are operations of the daemon's Api (`Api.run_job`), which runs
+them in the write lane the requests that move notes hold and records them for `undo`
+(api/operations.py), so a job and a request never interleave. At stop, a sync under way (a
+large note, the first index) ends at its next embedding piece, and the next start indexes
+what it had not written.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -30,17 +32,14 @@ from typing import TYPE_CHECKING, Any
 from vaultmem import __version__
 from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.server import ApiServer
-from vaultmem.app import App, DaemonParams
+from vaultmem.app import DaemonParams, DaemonParts
 from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
 from vaultmem.daemon.progress import IndexingStatus, ProgressLog, finished_report
 from vaultmem.engine.index_ports import ReindexResult, SyncReport
 from vaultmem.engine.journal import FlushReport
-from vaultmem.engine.progress import IDLE
-from vaultmem.engine.results import AutoMergeResult, ReconcileResult
-from vaultmem.engine.status_results import IndexingNow
-from vaultmem.engine.undo import Done
+from vaultmem.engine.status_results import DaemonStatus
 from vaultmem.errors import Stopping
 from vaultmem.index.libc import trim_heap
 from vaultmem.index.upkeep import QUIET_S, Occasion
@@ -68,14 +67,16 @@ TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often aft
 
 
 class Daemon:
-    """`params` are its values (`app.daemon_params`), `app` its parts, built and open
-    (`app.build_app(settings, daemon=True)`); the daemon closes the App when it stops."""
+    """`params` are its values (`app.daemon_params`), `parts` what it uses, open
+    (`App.daemon_parts`); the daemon closes them when it stops."""
 
-    def __init__(self, params: DaemonParams, app: App) -> None:
+    def __init__(self, params: DaemonParams, parts: DaemonParts) -> None:
         self.params = params
+        self.parts = parts
+        self.closed = False
         self.data_dir = params.data_dir
         self.lock = VaultLock(self.data_dir / "daemon.lock")
-        self.writer = WriterLock(app.root, DAEMON, self.data_dir,  # the vault's, per machine
+        self.writer = WriterLock(parts.root, DAEMON, self.data_dir,  # the vault's, per machine
                                  started=datetime.now(UTC))
         self.progress = IndexingStatus()
         self._model_loaded = threading.Event()
@@ -87,7 +88,8 @@ class Daemon:
         self.failure: str | None = None  # why the daemon stopped itself (exit code 1)
         self._consolidated_at: str | None = None
         self._trimmer = Trimmer(TRIM_EVERY_S)
-        self.app: App | None = app
+        # the requests' Api, which also runs the scheduled jobs that write (`Api.run_job`)
+        self.api = parts.api(daemon_status=self.status, reindex=self.reindex)
         self.server: ApiServer | None = None
         self.watcher: VaultWatcher | None = None
         self.scheduler: Scheduler | None = None
@@ -114,19 +116,16 @@ class Daemon:
             raise
 
     def _start_parts(self) -> None:
-        app = self.app
-        assert app is not None
         params = self.params
         # from here the index opens and the model loads, beside the socket's start
         self._spawn("vaultmem-startup", self._startup)
-        api = app.api(daemon_status=self.status, reindex=self.reindex)
         token = load_or_create_token(self.data_dir)
-        self.server = ApiServer(api, token=token, host=params.host, port=params.port)
+        self.server = ApiServer(self.api, token=token, host=params.host, port=params.port)
         self.server.start()
         self.writer.serving(self.server.port, self.server.url)
         self._write_daemon_file()
         self._settled.start()
-        log.info("serving %s at %s", app.root, self.server.url)
+        log.info("serving %s at %s", self.parts.root, self.server.url)
 
     def _start_watching(self) -> bool:
         """Start the watcher, then the scheduler (on the start-up thread); False if the daemon
@@ -135,17 +134,17 @@ class Daemon:
         from vaultmem.daemon.watch import VaultWatcher
 
         with self._parts_lock:
-            app, params = self.app, self.params
-            if app is None or self._stop.is_set():
+            parts, params = self.parts, self.params
+            if self._stop.is_set():
                 return False
             self.watcher = VaultWatcher(
-                app.root, app.rules, self._on_batch, on_rescan=self._on_rescan,
+                parts.root, parts.rules, self._on_batch, on_rescan=self._on_rescan,
                 debounce_s=params.debounce_s,
             )
             self.watcher.start()
             # a long sync (a large note, the first index) takes the watcher's next batches
             # between its slices: the watcher's own thread may be the one running it
-            app.sync.let_in(self.watcher.take_due, self._after_batch)
+            parts.sync.let_in(self.watcher.take_due, self._after_batch)
             self.scheduler = Scheduler(self._jobs(), paused=self._writes_paused,
                                        max_pause_s=params.max_write_pause_s)
             self.scheduler.start()
@@ -154,8 +153,8 @@ class Daemon:
     def stop(self) -> None:
         """Stop in reverse order; safe to call more than once and after a failed start."""
         self._stop.set()
-        if self.app is not None:  # first: the threads joined below may be running a sync
-            self.app.sync.stop()
+        if not self.closed:  # first: the threads joined below may be running a sync
+            self.parts.sync.stop()
         self._settled.stop()
         with self._parts_lock:
             if self.scheduler is not None:
@@ -167,7 +166,7 @@ class Daemon:
         for thread in self._threads:
             thread.join(timeout=60)
         self._threads.clear()
-        if self.app is not None:
+        if not self.closed:
             self._flush_quietly()
         if self.server is not None:
             self.server.stop()
@@ -178,9 +177,9 @@ class Daemon:
         self.writer.release()
 
     def _close_app(self) -> None:
-        if self.app is not None:
-            self.app.close()
-            self.app = None
+        if not self.closed:
+            self.parts.close()
+            self.closed = True
 
     @contextlib.contextmanager
     def stopped_by_signals(self) -> Iterator[None]:
@@ -219,12 +218,12 @@ class Daemon:
     # work ---------------------------------------------------------------------------------
 
     def reindex(self, full: bool) -> ReindexResult:
-        assert self.app is not None
+        sync = self.parts.sync
         self.progress.running = True
-        logged = ProgressLog(log, self.app.sync.state)  # progress lines, then the ready line
+        logged = ProgressLog(log, sync.state)  # progress lines, then the ready line
         try:
-            report = self.app.sync.reindex(full=full, progress=logged)
-            logged.finished(report, self.app.catalog.indexed_totals())
+            report = sync.reindex(full=full, progress=logged)
+            logged.finished(report, self.parts.catalog.indexed_totals())
             self._settle_moves(report)
             # Rows written since the last optimise are missing from the full-text index and
             # searched by a scan; after a large indexing run that is up to half the vault.
@@ -235,34 +234,29 @@ class Daemon:
         return finished
 
     def flush(self) -> FlushReport:
-        assert self.app is not None
-        return self.app.sync.flush_usage()
+        return self.parts.sync.flush_usage()
 
-    def status(self) -> dict[str, Any]:
-        writer = self.app.sync.indexing() if self.app else IndexingNow(IDLE, waiting=0)
-        indexing = self.progress.view(writer, self.watcher.pending() if self.watcher else 0)
-        return {
-            "pid": os.getpid(),
-            "version": __version__,
-            "url": self.server.url if self.server else None,
-            "started": self.started_at.isoformat(timespec="seconds"),
-            "indexing": indexing,
-            "queue_depth": indexing.queued,
-            "pending_usage_writes": len(self.app.journal) if self.app else 0,
-            "jobs": self.scheduler.status() if self.scheduler else [],
-            "model_loaded": bool(getattr(self.app.embedder, "loaded", True)) if self.app else False,
-        }
+    def status(self) -> DaemonStatus:
+        indexing = self.progress.view(self.parts.sync.indexing(),
+                                      self.watcher.pending() if self.watcher else 0)
+        return DaemonStatus(
+            pid=os.getpid(), version=__version__,
+            url=self.server.url if self.server else None, started=self.started_at,
+            indexing=indexing, queue_depth=indexing.queued,
+            pending_usage_writes=len(self.parts.journal),
+            jobs=self.scheduler.status() if self.scheduler else [],
+            model_loaded=bool(getattr(self.parts.embedder, "loaded", True)),
+        )
 
     def _startup(self) -> None:
         """Open the index and load the model; let the searches that waited for them be
         answered; start the watcher and the scheduler; then remove temp files an interrupted
         write left behind, replay pending usage writes and reconcile the index with the vault
         (no change goes unseen: what changed before the watcher ran, the reconcile finds)."""
-        if self.app is not None:
-            self._spawn("vaultmem-model", self._load_model)
-            if self._open_index():  # searchable now: the first search goes before the reconcile
-                self._wait_for(self._model_loaded, MODEL_WAIT_S)
-                self._let_first_answers_go()
+        self._spawn("vaultmem-model", self._load_model)
+        if self._open_index():  # searchable now: the first search goes before the reconcile
+            self._wait_for(self._model_loaded, MODEL_WAIT_S)
+            self._let_first_answers_go()
         # from here threads take turns often: a request is not held up behind a long sync
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         resume_gc()
@@ -275,9 +269,8 @@ class Daemon:
             self._stop.set()
             return
         try:
-            if self.app is not None:
-                for path in remove_stale_temp_files(self.app.root, datetime.now(UTC)):
-                    log.info("removed %s, left by an interrupted write", path)
+            for path in remove_stale_temp_files(self.parts.root, datetime.now(UTC)):
+                log.info("removed %s, left by an interrupted write", path)
             self._flush_quietly()
             self.reindex(full=False)
         except Stopping as exc:
@@ -297,8 +290,8 @@ class Daemon:
         """Load the model now, not on the first search (on the inference thread, while the
         start-up thread opens the index: ~0.3 s for the ONNX runtime, several for torch)."""
         try:
-            if self.app is not None and not self._stop.is_set():
-                _ = self.app.embedder.dim
+            if not self._stop.is_set():
+                _ = self.parts.embedder.dim
         except Exception:
             log.exception("loading the embedding model failed")
         finally:
@@ -317,9 +310,8 @@ class Daemon:
         """Open the index and load what searches read (importing LanceDB is most of it);
         whether it has chunks to search. A failure is left to the reconcile, which meets it
         again and reports it."""
-        assert self.app is not None
         try:
-            return self.app.index().warm() > 0
+            return self.parts.index().warm() > 0
         except Exception as exc:
             log.debug("opening the index at start failed: %s", exc)
             return False
@@ -335,9 +327,9 @@ class Daemon:
         return True
 
     def _on_batch(self, paths: set[str]) -> None:
-        if self.app is not None and not self._stop.is_set():
+        if not self._stop.is_set():
             with contextlib.suppress(Stopping):  # the next start's reconcile has these paths
-                self._after_batch(self.app.sync.sync_paths(paths))
+                self._after_batch(self.parts.sync.sync_paths(paths))
 
     def _after_batch(self, report: SyncReport) -> None:
         self._settle_moves(report)
@@ -346,12 +338,12 @@ class Daemon:
 
     def _settle_moves(self, report: SyncReport) -> None:
         """Notes moved by hand out of (or into) the archive folder are restored (archived)."""
-        if report.moves and self.app is not None:
-            for change in self.app.restorer.settle_moves(report.moves, datetime.now(UTC)):
+        if report.moves:
+            for change in self.parts.restorer.settle_moves(report.moves, datetime.now(UTC)):
                 log.info("%s moved by hand: now %s", change.path, change.status)
 
     def _on_rescan(self) -> None:
-        if self.app is not None and not self._stop.is_set():
+        if not self._stop.is_set():
             self.reindex(full=False)
 
     def _writes_paused(self) -> bool:
@@ -361,47 +353,30 @@ class Daemon:
     def _jobs(self) -> list[Job]:
         from vaultmem.daemon.scheduler import Job
 
-        assert self.app is not None
-        p, app, journal = self.params, self.app, self.app.journal
+        p, api, catalog, journal = self.params, self.api, self.parts.catalog, self.parts.journal
         return [
             Job("flush", p.flush_every_s, self.flush, should_run=lambda: len(journal) > 0),
-            Job("sweep", p.sweep_every_s, lambda: self._undoable(
-                "sweep", lambda now: app.lifecycle.sweep(now, dry_run=False))),
-            Job("reconcile", p.reconcile_every_s, self._reconcile,
-                should_run=lambda: bool(app.catalog.duplicate_ids())),
+            Job("sweep", p.sweep_every_s, lambda: api.run_job("sweep", {"dry_run": False})),
+            Job("reconcile", p.reconcile_every_s,
+                lambda: api.run_job("reconcile", {"apply": True}),
+                should_run=lambda: bool(catalog.duplicate_ids())),
             Job("consolidate", p.consolidate_every_s, self._consolidate,
                 should_run=self._memories_changed),
             Job("optimize", p.optimize_every_s, lambda: self._optimize(Occasion.SCHEDULED),
-                should_run=lambda: app.index.is_open, pausable=False),  # writes no note
+                should_run=lambda: self.parts.index.is_open, pausable=False),  # writes no note
         ]
 
     def _memories_changed(self) -> bool:
         """Consolidation only has new work when some memory changed since its last run."""
-        assert self.app is not None
-        return self.app.catalog.memory_fingerprint() != self._consolidated_at
+        return self.parts.catalog.memory_fingerprint() != self._consolidated_at
 
-    def _reconcile(self) -> ReconcileResult:
-        assert self.app is not None
-        with self.app.lane.hold("reconcile"):  # the requests' lane (engine/write_lane.py)
-            return self.app.reconciler.reconcile(apply=True)
-
-    def _consolidate(self) -> AutoMergeResult:
-        assert self.app is not None
-        consolidator = self.app.consolidator
-        with self.app.lane.hold("consolidation"):
-            result = self._undoable("consolidation", consolidator.auto_merge, lambda done: [
-                merge.merged_into.id for merge in done.merged])
-            self._consolidated_at = self.app.catalog.memory_fingerprint()
+    def _consolidate(self) -> object:
+        """The memories' fingerprint is read before the run: a memory saved while it ran is
+        consolidated at the next run (and after merges, the next run finds nothing to do)."""
+        before = self.parts.catalog.memory_fingerprint()
+        result = self.api.run_job("consolidation")
+        self._consolidated_at = before
         return result
-
-    def _undoable(self, kind: str, run: Callable[[datetime], Done],
-                  created: Callable[[Done], list[str]] = lambda done: []) -> Done:
-        """A scheduled job whose writes `vaultmem undo` can take back (engine/undo.py), run in
-        the write lane the requests hold too; `now` is read once it is in the lane."""
-        assert self.app is not None
-        with self.app.lane.hold(kind):
-            now = _now()
-            return self.app.undoer.record(kind, now, lambda: run(now), created)
 
     def _optimize_when_settled(self) -> None:
         if self.scheduler is not None and not self._stop.is_set():
@@ -409,8 +384,7 @@ class Daemon:
 
     def _optimize(self, occasion: Occasion) -> str | None:
         """The index's upkeep policy decides; the reason it optimised, or None."""
-        assert self.app is not None
-        reason = self.app.index().upkeep(occasion)
+        reason = self.parts.index().upkeep(occasion)
         if reason is not None:
             trim_heap()  # the compaction's buffers go back to the system
         return reason
@@ -429,16 +403,12 @@ class Daemon:
         self._threads.append(thread)
 
     def _write_daemon_file(self) -> None:
-        assert self.server is not None and self.app is not None
+        assert self.server is not None
         info = {"pid": os.getpid(), "host": self.params.host, "port": self.server.port,
-                "url": self.server.url, "vault": str(self.app.root),
+                "url": self.server.url, "vault": str(self.parts.root),
                 "started": self.started_at.isoformat(timespec="seconds")}
         tmp = self.data_dir / f"{DAEMON_FILE}.tmp"
         tmp.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
         os.chmod(tmp, 0o600)
         tmp.replace(self.data_dir / DAEMON_FILE)
 
-
-def _now() -> datetime:
-    """The scheduler is an edge: it reads the clock and hands `now` to the service."""
-    return datetime.now(UTC)

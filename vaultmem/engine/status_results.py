@@ -172,3 +172,18 @@ class Settled:
     id: str
     path: str
     status: str
+
+
+@dataclass(frozen=True)
+class DaemonStatus:
+    """The daemon's part of `status` (`Daemon.status`; its JSON: `api/wire_status.py`)."""
+
+    pid: int
+    version: str
+    url: str | None  # None until the socket listens
+    started: datetime
+    indexing: DaemonIndexing  # the index run under way or the last one
+    queue_depth: int  # changed notes not yet indexed
+    pending_usage_writes: int
+    jobs: list[JobStatus]  # the scheduler's jobs (daemon/scheduler.py)
+    model_loaded: bool

@@ -1,5 +1,5 @@
 """MCP tools for looking after single memories and whole operations: list_memories,
-forget_memory, edit_memory, undo_operation (each one daemon operation, see api/memory_ops.py).
+forget_memory, edit_memory, undo_operation (each one daemon operation, see api/operations.py).
 """
 
 from __future__ import annotations

@@ -27,16 +27,10 @@ from vaultmem.core.language import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.reinforce import ReinforceParams
 from vaultmem.engine.consolidation import Consolidator
-from vaultmem.engine.device import device_id
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.freshness import Freshness
-from vaultmem.engine.index_ports import Progress
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.indexer import Indexer, IndexerOptions
-from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.model_choice import ModelInUse, choose_for_vault
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.operation_log import OperationLog
@@ -45,7 +39,6 @@ from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
-from vaultmem.engine.store_policy import Listing, Usage
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.undo import Undoer
 from vaultmem.engine.updates import UpdateParams, Updates
@@ -63,6 +56,13 @@ from vaultmem.index.identity import (
     record_choice,
     recorded_choice,
 )
+from vaultmem.pipeline.index_ports import Progress
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.pipeline.indexer import Indexer, IndexerOptions
+from vaultmem.store.device import device_id
+from vaultmem.store.journal import UsageJournal
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.store_policy import Listing, Usage
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:

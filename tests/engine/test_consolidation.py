@@ -228,7 +228,7 @@ def test_crash_before_archiving_leaves_originals_active(
     def crash(*_: object) -> None:
         raise OSError("simulated crash")
 
-    monkeypatch.setattr("vaultmem.engine.memory_store.edit_memory_note", crash)
+    monkeypatch.setattr("vaultmem.store.memory_store.edit_memory_note", crash)
     with pytest.raises(OSError, match="simulated crash"):
         to_wire(consolidator.merge(cluster.id, NOW))
     monkeypatch.undo()

@@ -21,8 +21,6 @@ from vaultmem.core.json_types import JSON
 from vaultmem.core.ranking import MATCH_FLOOR
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.freshness import Freshness
-from vaultmem.engine.index_ports import Progress
-from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.reconcile import Reconciler
@@ -48,6 +46,8 @@ from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import DaemonError, InvalidInput
+from vaultmem.pipeline.index_ports import Progress
+from vaultmem.pipeline.index_sync import IndexSync
 
 
 class Consolidator(Protocol):

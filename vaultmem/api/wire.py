@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from vaultmem.core.json_types import JSON
-from vaultmem.engine.progress import INDEXING, IndexState
 from vaultmem.engine.results import (
     Archived,
     AutoMergeResult,
@@ -51,6 +50,7 @@ from vaultmem.engine.results import (
     UnsupersedeResult,
     UpdateProposal,
 )
+from vaultmem.pipeline.progress import INDEXING, IndexState
 
 
 def iso(value: datetime | None) -> str | None:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from vaultmem.engine.index_ports import SyncReport
-from vaultmem.engine.progress import COMPLETE, IndexState
+from vaultmem.pipeline.index_ports import SyncReport
+from vaultmem.pipeline.progress import COMPLETE, IndexState
 
 
 class IndexingStatus:

@@ -35,13 +35,13 @@ from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
 from vaultmem.daemon.progress import IndexingStatus, ProgressLog, report_json
-from vaultmem.engine.index_ports import SyncReport
-from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
 from vaultmem.engine.undo import Done
 from vaultmem.errors import Stopping
 from vaultmem.index.libc import trim_heap
 from vaultmem.index.upkeep import QUIET_S, Occasion
+from vaultmem.pipeline.index_ports import SyncReport
+from vaultmem.store.journal import FlushReport
 from vaultmem.vault.writer_lock import COMMAND_WAIT_S, DAEMON, describe_stale
 from vaultmem.vault.writer_lock import VaultLock as WriterLock
 from vaultmem.vault.writes import remove_stale_temp_files

@@ -19,9 +19,6 @@ from pathlib import Path
 from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.results import (
     ConflictCopy,
@@ -30,9 +27,12 @@ from vaultmem.engine.results import (
     PutBack,
     ReconcileResult,
 )
-from vaultmem.engine.snapshot import Snapshot
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import MemoryNote, Rewrite, writable
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.conflicts import git_conflicted
 
 UNPARSED = "frontmatter does not parse"

@@ -12,7 +12,7 @@ from typing import Protocol, Self
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.memory import MemoryState
-from vaultmem.engine.progress import IndexState
+from vaultmem.pipeline.progress import IndexState
 
 
 @dataclass(frozen=True)

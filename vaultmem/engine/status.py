@@ -10,14 +10,14 @@ from vaultmem.core.decay import score
 from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ACTIVE, MemoryState
 from vaultmem.core.planning import plan_sweep
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.model_choice import ModelInUse, sample_languages
-from vaultmem.engine.note_records import with_dated_problems
 from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.shapes import coverage_json, languages_json
-from vaultmem.engine.snapshot import Snapshot
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.note_records import with_dated_problems
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.ignore import IgnoreRules
 
 

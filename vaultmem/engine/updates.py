@@ -16,22 +16,22 @@ from pathlib import PurePosixPath
 from vaultmem.core.intake import normalise_tags
 from vaultmem.core.memory import ARCHIVED
 from vaultmem.core.updates import best_update, same_scope, value_change
-from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.lifecycle import NEAR_SHORTLIST, NEAR_SHORTLIST_MARGIN, Lifecycle
-from vaultmem.engine.memory_notes import (
-    MemoryNote,
-    Rewrite,
-    content_of,
-    normalise_text,
-    writable,
-)
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.parts import IndexOpener
 from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
 from vaultmem.engine.supersede import Superseder
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 from vaultmem.index.base import Embedder
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import (
+    MemoryNote,
+    Rewrite,
+    content_of,
+    normalise_text,
+    writable,
+)
+from vaultmem.store.memory_store import MemoryStore
 
 log = logging.getLogger(__name__)
 

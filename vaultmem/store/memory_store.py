@@ -26,8 +26,10 @@ from pathlib import Path, PurePosixPath
 
 from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
 from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
-from vaultmem.engine.journal import FlushReport, Pending, UsageJournal
-from vaultmem.engine.memory_notes import (
+from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
+from vaultmem.index.catalog import Catalog
+from vaultmem.store.journal import FlushReport, Pending, UsageJournal
+from vaultmem.store.memory_notes import (
     UNLOADABLE,
     UNPARSED_REASON,
     MemoryNote,
@@ -40,10 +42,8 @@ from vaultmem.engine.memory_notes import (
     try_read_memory,
     unparsed_memory,
 )
-from vaultmem.engine.snapshot import Snapshot
-from vaultmem.engine.store_policy import Listing, Usage
-from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
-from vaultmem.index.catalog import Catalog
+from vaultmem.store.snapshot import Snapshot
+from vaultmem.store.store_policy import Listing, Usage
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
 from vaultmem.vault.memory_text import write_memory_text

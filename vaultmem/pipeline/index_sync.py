@@ -12,12 +12,12 @@ import threading
 from collections.abc import Callable, Collection
 
 from vaultmem.core.json_types import JSON
-from vaultmem.engine.index_ports import Progress, SyncReport
-from vaultmem.engine.indexer import Indexer
-from vaultmem.engine.journal import FlushReport
-from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.progress import IndexState
-from vaultmem.engine.sync_gate import SyncGate
+from vaultmem.pipeline.index_ports import Progress, SyncReport
+from vaultmem.pipeline.indexer import Indexer
+from vaultmem.pipeline.progress import IndexState
+from vaultmem.pipeline.sync_gate import SyncGate
+from vaultmem.store.journal import FlushReport
+from vaultmem.store.memory_store import MemoryStore
 from vaultmem.vault.notes import Note
 
 

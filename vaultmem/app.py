@@ -26,11 +26,12 @@ from vaultmem.core.decisions import Policy
 from vaultmem.core.language import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.reinforce import ReinforceParams
-from vaultmem.engine.consolidation import Consolidator
+from vaultmem.engine.consolidator import Consolidator
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.freshness import Freshness
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
+from vaultmem.engine.memory_updates import UpdateParams, Updates
 from vaultmem.engine.model_choice import ModelInUse, choose_for_vault
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.operation_log import OperationLog
@@ -39,9 +40,8 @@ from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
-from vaultmem.engine.supersede import Superseder
+from vaultmem.engine.superseder import Superseder
 from vaultmem.engine.undo import Undoer
-from vaultmem.engine.updates import UpdateParams, Updates
 from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane
@@ -62,7 +62,7 @@ from vaultmem.pipeline.indexer import Indexer, IndexerOptions
 from vaultmem.store.device import device_id
 from vaultmem.store.journal import UsageJournal
 from vaultmem.store.memory_store import MemoryStore
-from vaultmem.store.store_policy import Listing, Usage
+from vaultmem.store.policy import Listing, Usage
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:

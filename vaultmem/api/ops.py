@@ -23,6 +23,7 @@ from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.freshness import Freshness
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
+from vaultmem.engine.memory_updates import Updates
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.results import (
@@ -41,7 +42,6 @@ from vaultmem.engine.results import (
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
 from vaultmem.engine.undo import Undoer
-from vaultmem.engine.updates import Updates
 from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane

@@ -32,9 +32,9 @@ from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.server import ApiServer
 from vaultmem.app import App, DaemonParams
 from vaultmem.daemon.debounce import AfterQuiet
+from vaultmem.daemon.indexing_status import IndexingStatus, ProgressLog, report_json
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
-from vaultmem.daemon.progress import IndexingStatus, ProgressLog, report_json
 from vaultmem.engine.results import AutoMergeResult, ReconcileResult
 from vaultmem.engine.undo import Done
 from vaultmem.errors import Stopping

@@ -34,7 +34,7 @@ from vaultmem.core.memory import (
 )
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import resave_counts, touch
-from vaultmem.core.updates import value_change
+from vaultmem.core.update_rule import value_change
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import (

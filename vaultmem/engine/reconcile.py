@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from vaultmem.core.device_sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.core.json_types import JSON
 from vaultmem.core.memory import ARCHIVED, MemoryState
-from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.results import (
     ConflictCopy,

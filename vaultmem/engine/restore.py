@@ -24,7 +24,7 @@ from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
 from vaultmem.core.supersede import forget_predecessor, released
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.results import Move, RestoreResult
-from vaultmem.engine.supersede import find_path
+from vaultmem.engine.superseder import find_path
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 from vaultmem.pipeline.index_sync import IndexSync

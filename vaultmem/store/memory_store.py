@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from vaultmem.core.device_sync import canonical_order, credit_uses, own_count, rebase
 from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
-from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
 from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.store.journal import FlushReport, Pending, UsageJournal
@@ -42,8 +42,8 @@ from vaultmem.store.memory_notes import (
     try_read_memory,
     unparsed_memory,
 )
+from vaultmem.store.policy import Listing, Usage
 from vaultmem.store.snapshot import Snapshot
-from vaultmem.store.store_policy import Listing, Usage
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
 from vaultmem.vault.memory_text import write_memory_text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.test_indexer import CountingStore, write
+from tests.pipeline.test_indexer import CountingStore, write
 from vaultmem.app import indexer_options
 from vaultmem.config import Settings
 from vaultmem.index.base import Vector

@@ -15,11 +15,11 @@ from pathlib import PurePosixPath
 
 from vaultmem.core.intake import normalise_tags
 from vaultmem.core.memory import ARCHIVED
-from vaultmem.core.updates import best_update, same_scope, value_change
+from vaultmem.core.update_rule import best_update, same_scope, value_change
 from vaultmem.engine.lifecycle import NEAR_SHORTLIST, NEAR_SHORTLIST_MARGIN, Lifecycle
 from vaultmem.engine.parts import IndexOpener
 from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
-from vaultmem.engine.supersede import Superseder
+from vaultmem.engine.superseder import Superseder
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 from vaultmem.index.base import Embedder

@@ -52,8 +52,8 @@ from vaultmem.core.consolidation import (
     plan_clusters,
 )
 from vaultmem.core.decay import score
+from vaultmem.core.device_sync import consolidated_id
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
-from vaultmem.core.sync import consolidated_id
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import (

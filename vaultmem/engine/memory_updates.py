@@ -46,7 +46,7 @@ class UpdateParams:
 
     update_cosine: float  # at least this close to an existing memory (and a value differs)
     auto_supersede: bool  # apply a detected update without asking
-    memory_folder: str  # where saves go: an untagged memory there is in scope (core.updates)
+    memory_folder: str  # where saves go: an untagged memory there is in scope (core.update_rule)
 
 
 class Updates:
@@ -91,7 +91,7 @@ class Updates:
 
     def detect(self, content: str, tags: Sequence[str], saved_path: str
                ) -> tuple[MemoryNote, str, float] | None:
-        """The live memory `content` most likely updates (core.updates), with the reason and
+        """The live memory `content` most likely updates (core.update_rule), with the reason and
         the cosine of the two texts; None when none does. Like the near-duplicate check, the
         index's note vectors pick a shortlist whose own texts are then embedded."""
         threshold = self.params.update_cosine

@@ -1,6 +1,6 @@
 """Reconciling a synced vault: notes that carry one memory's `stm_id` (sync conflict copies).
 
-The pure decisions (which note is canonical, how two states merge) live in `core.sync`; this
+The pure decisions (which note is canonical, how two states merge) live in `core.device_sync`; this
 applies them. For each id carried by several notes: the canonical note gets the merged state
 (no use recorded on any copy is lost, none counted twice) and, when a copy's text differs, a
 link to that copy; then each copy gets a new id of its own, `stm_status: archived` and

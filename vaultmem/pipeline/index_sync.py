@@ -91,5 +91,5 @@ class IndexSync:
         return self._indexer.progress.building()
 
     def state(self) -> IndexState:
-        """The index's state every search answer carries (engine/progress.py)."""
+        """The index's state every search answer carries (pipeline/progress.py)."""
         return self._indexer.progress.state()

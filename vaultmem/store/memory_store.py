@@ -7,7 +7,7 @@ its own lock (so no increment is lost and no write lands mid-move):
 * `update` / `update_each`: a use, a pin, feedback. Written to the note at once
   (`Usage.WRITTEN`, in-process); in the daemon (`Usage.JOURNALLED`) recorded in the usage
   journal (durable at once, laid over the note on every read) and written by `flush`, many
-  uses in one write. Either way the journal keeps this device's use counts (core.sync).
+  uses in one write. Either way the journal keeps this device's use counts (core.device_sync).
 * `rewrite`: changes that must be in the note now (archive, promote, restore, merge,
   reconcile), with the sections vaultmem keeps in a memory note (Related, conflicting copies).
 * `move_into`: a note into a folder, never overwriting.
@@ -63,9 +63,9 @@ class MemoryStore:
         self.root = root
         self.rules = rules
         self.catalog = catalog
-        self.device = device  # the uses this store records are credited to it (core.sync)
+        self.device = device  # the uses this store records are credited to it (core.device_sync)
         self.archive_folder = archive_folder
-        # this device's use counts (durable, core.sync) and, with Usage.JOURNALLED, the uses
+        # this device's use counts (durable, core.device_sync) and, with Usage.JOURNALLED, the uses
         # not yet written to their notes
         self.journal = journal
         self.usage = usage
@@ -116,7 +116,7 @@ class MemoryStore:
 
     def canonical(self, paths: list[str]) -> str:
         """Of several notes carrying one id, the memory itself (never a sync conflict copy
-        while the original exists; see core.sync.canonical_order)."""
+        while the original exists; see core.device_sync.canonical_order)."""
         return canonical_order(paths, self.archive_folder)[0]
 
     # reading: the note's state, with the uses pending here laid over it --------------------
@@ -311,7 +311,7 @@ class MemoryStore:
 
     def _credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
         """`new` with the uses it adds to `old` credited to this device, continuing from the
-        highest count this device ever gave itself for the memory (core.sync.credit_uses)."""
+        highest count this device ever gave itself for the memory (core.device_sync.credit_uses)."""
         known = self.journal.known(old.id, self.device) if self.device else 0
         return credit_uses(old, new, self.device, known)
 

@@ -62,7 +62,7 @@ from vaultmem.pipeline.indexer import Indexer, IndexerOptions
 from vaultmem.store.device import device_id
 from vaultmem.store.journal import UsageJournal
 from vaultmem.store.memory_store import MemoryStore
-from vaultmem.store.policy import Listing, Usage
+from vaultmem.store.mode import StoreMode
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:
@@ -339,8 +339,7 @@ def build_app(
     operations = OperationLog(data_dir / "operations.sqlite3")
     store = MemoryStore(
         root, rules, catalog, journal, device=device_id(data_dir, settings.device_id),
-        usage=Usage.JOURNALLED if daemon else Usage.WRITTEN,
-        listing=Listing.CATALOGUED if daemon else Listing.SCANNED,
+        mode=StoreMode.DAEMON if daemon else StoreMode.IN_PROCESS,
         archive_folder=settings.archive_folder)
     sync = IndexSync(indexer, store, starting=daemon)
     views = Views(store, params)

@@ -26,7 +26,7 @@ from typing import Any
 
 from bench.support import machine_lines, make_app
 from vaultmem.config import Settings
-from vaultmem.core.updates import value_change
+from vaultmem.core.update_rule import value_change
 from vaultmem.index.base import Embedder
 from vaultmem.index.embedders import make_embedder
 

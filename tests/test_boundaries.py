@@ -37,7 +37,7 @@ OWN_FILES = {
     "api/client.py": "daemon.json and the token, read to find a live daemon",
     "daemon/run.py": "daemon.json, the running daemon's address",
     "daemon/lock.py": "the daemon lock",
-    "engine/device.py": "this device's id",
+    "store/device.py": "this device's id",
     "install/installer.py": "the systemd unit and launchd plist",
     "install/units.py": "the systemd unit and launchd plist (whose vault a unit runs)",
 }
@@ -159,7 +159,8 @@ def test_the_checks_catch_violations() -> None:
 
 def test_every_package_is_checked() -> None:
     packages = {_rel(p).split("/")[0] for p in MODULES if "/" in _rel(p)}
-    assert {"core", "vault", "index", "engine", "daemon", "api", "cli", "mcp"} <= packages
+    assert {"core", "vault", "index", "store", "pipeline", "engine", "daemon", "api", "cli",
+            "mcp"} <= packages
 
 
 # the wiring: who gets what, and which way imports go (docs/architecture.md) ------------------
@@ -185,7 +186,9 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"daemon", "mcp", "install"}),  # edges
     frozenset({"app"}),  # the composition root
     frozenset({"api"}),
-    frozenset({"engine"}),
+    frozenset({"engine"}),  # the use cases
+    frozenset({"pipeline"}),  # the index-writing pipeline (IndexSync flushes usage to the store)
+    frozenset({"store"}),  # the memory store
     frozenset({"vault", "index"}),
     frozenset({"core", "config", "config_help"}),
     frozenset({"errors", "__init__"}),
@@ -342,6 +345,14 @@ def test_the_wiring_checks_catch_violations() -> None:
     )
     assert upward_imports("vaultmem.engine.lifecycle", upward) == [
         "line 3: vaultmem.daemon.run", "line 5: vaultmem.api.ops"]
+    below_engine = ast.parse(
+        "from vaultmem.pipeline.index_sync import IndexSync\n"
+        "from vaultmem.engine.views import Views\nfrom vaultmem.vault.notes import Note\n"
+    )
+    assert upward_imports("vaultmem.store.memory_store", below_engine) == [
+        "line 1: vaultmem.pipeline.index_sync", "line 2: vaultmem.engine.views"]
+    assert upward_imports("vaultmem.pipeline.indexer", below_engine) == [
+        "line 2: vaultmem.engine.views"]
     assert imports_of(upward, module_level=True) == [
         (1, "vaultmem.engine.lifecycle"), (4, "vaultmem.core.decay"), (5, "vaultmem.api.ops")]
     cyclic = ast.parse("if TYPE_CHECKING:\n    from vaultmem.daemon.run import Daemon\n")

@@ -1,11 +1,11 @@
-"""Only the edges read the clock: the engine, the core, the vault layer and the index take
-`now` from their caller.
+"""Only the edges read the clock: the engine, the index-writing pipeline, the memory store, the
+core, the vault layer and the index take `now` from their caller.
 
 A wall-clock read (`datetime.now`, `datetime.utcnow`, `date.today`, `time.time`, …) in
-`engine/`, `core/`, `vault/` or `index/` fails. Timers that measure a duration or a deadline
-(`time.monotonic`, `time.perf_counter`) say nothing about the date, so those layers may use
-them (the indexer times its runs); the core, stricter still, uses no timer at all
-(tests/core/test_purity.py).
+`engine/`, `pipeline/`, `store/`, `core/`, `vault/` or `index/` fails. Timers that measure a
+duration or a deadline (`time.monotonic`, `time.perf_counter`) say nothing about the date, so
+those layers may use them (the indexer times its runs); the core, stricter still, uses no timer
+at all (tests/core/test_purity.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 import vaultmem
 
 PACKAGE = Path(vaultmem.__file__).parent
-TAKE_NOW = ("engine", "core", "vault", "index")
+TAKE_NOW = ("engine", "pipeline", "store", "core", "vault", "index")
 MODULES = sorted(p for area in TAKE_NOW for p in (PACKAGE / area).rglob("*.py"))
 
 #: methods that read the wall clock whatever they are called on (datetime, date, pendulum, …)
@@ -67,5 +67,6 @@ def test_the_check_catches_clock_reads_and_lets_timers_pass() -> None:
 
 
 def test_every_layer_is_checked() -> None:
-    assert {"engine/search.py", "engine/note_records.py", "core/memory.py", "vault/writes.py",
-            "vault/demo.py", "index/lance.py"} <= {_rel(p) for p in MODULES}
+    assert {"engine/search.py", "pipeline/note_records.py", "store/memory_store.py",
+            "core/memory.py", "vault/writes.py", "vault/demo.py", "index/lance.py"} <= {
+        _rel(p) for p in MODULES}

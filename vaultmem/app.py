@@ -28,17 +28,12 @@ from vaultmem.core.json_types import JSON
 from vaultmem.core.language import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from vaultmem.core.memory import MEMORY_TYPES
 from vaultmem.core.reinforce import ReinforceParams
-from vaultmem.engine.consolidation import Consolidator
-from vaultmem.engine.device import device_id
+from vaultmem.engine.consolidator import Consolidator
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.freshness import Freshness
-from vaultmem.engine.index_ports import Progress, ReindexResult
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.indexer import Indexer, IndexerOptions
-from vaultmem.engine.journal import UsageJournal
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
-from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.engine.memory_updates import UpdateParams, Updates
 from vaultmem.engine.model_choice import ModelInUse, choose_for_vault
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.operation_log import OperationLog
@@ -48,10 +43,8 @@ from vaultmem.engine.restore import Restorer
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
 from vaultmem.engine.status_results import DaemonStatus
-from vaultmem.engine.store_policy import Listing, Usage
-from vaultmem.engine.supersede import Superseder
+from vaultmem.engine.superseder import Superseder
 from vaultmem.engine.undo import Undoer
-from vaultmem.engine.updates import UpdateParams, Updates
 from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
 from vaultmem.engine.write_lane import WriteLane
@@ -66,6 +59,13 @@ from vaultmem.index.identity import (
     record_choice,
     recorded_choice,
 )
+from vaultmem.pipeline.index_ports import Progress, ReindexResult
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.pipeline.indexer import Indexer, IndexerOptions
+from vaultmem.store.device import device_id
+from vaultmem.store.journal import UsageJournal
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.mode import StoreMode
 from vaultmem.vault.ignore import IgnoreRules
 
 if TYPE_CHECKING:
@@ -380,8 +380,7 @@ def build_app(
     operations = OperationLog(data_dir / "operations.sqlite3")
     store = MemoryStore(
         root, rules, catalog, journal, device=device_id(data_dir, settings.device_id),
-        usage=Usage.JOURNALLED if daemon else Usage.WRITTEN,
-        listing=Listing.CATALOGUED if daemon else Listing.SCANNED,
+        mode=StoreMode.DAEMON if daemon else StoreMode.IN_PROCESS,
         archive_folder=settings.archive_folder)
     sync = IndexSync(indexer, store, starting=daemon)
     views = Views(store, params)

@@ -13,7 +13,7 @@
     ├── IndexUnusableError         the index or the model cannot be used (storage, schema,
     │                              model files, ONNX export)
     └── DaemonError                daemon not running / already running / unreachable
-        ├── NotRunning             (mcp/server.py) no daemon serves the vault: the MCP tools
+        ├── NotRunning             (mcp/bridge.py) no daemon serves the vault: the MCP tools
         │                          say how to start one
         ├── VaultBusy              (vault/writer_lock.py) another writer on this machine holds
         │                          the vault's lock: the message names it (pid, port, data dir)

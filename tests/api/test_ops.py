@@ -21,10 +21,10 @@ from vaultmem.api.schemas import REQUESTS, RESPONSES, ROUTES, openapi_document
 from vaultmem.api.validation import parse_body, query_body, validate
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine.progress import IDLE
 from vaultmem.engine.results import MemoryView, MergeResult
 from vaultmem.engine.status_results import DaemonIndexing, DaemonStatus
 from vaultmem.errors import InvalidInput, NotFound, Refused
+from vaultmem.pipeline.progress import IDLE
 
 
 class FakeConsolidator:

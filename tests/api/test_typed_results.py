@@ -14,9 +14,9 @@ from tests.api.test_server import REFERENCE, SAMPLE_ID, sample_app
 from vaultmem.api import wire
 from vaultmem.api.ops import Api
 from vaultmem.engine import results, search, successors
-from vaultmem.engine.index_ports import ReindexResult
 from vaultmem.engine.results import Result
 from vaultmem.engine.status_results import StatusAnswer
+from vaultmem.pipeline.index_ports import ReindexResult
 
 # op, body, the class of its result (in an order the answers do not depend on each other)
 TYPED: list[tuple[str, dict[str, Any], type]] = [

@@ -13,7 +13,7 @@ import pytest
 from tests.api.test_server import SAMPLE_ID, SAMPLE_PATH, Served, digest, serving
 from tests.cli._support import invoke
 from vaultmem.api.client import Client
-from vaultmem.mcp.server import Bridge
+from vaultmem.mcp.bridge import Bridge
 
 CANNOT = re.compile(
     rf"memory {SAMPLE_ID} \({re.escape(SAMPLE_PATH)}\) cannot be written: its frontmatter "

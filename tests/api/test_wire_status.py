@@ -13,15 +13,14 @@ import pytest
 from tests.api.test_server import REFERENCE, sample_app
 from vaultmem.api import wire
 from vaultmem.api.wire_status import reindex_wire
-from vaultmem.daemon.progress import IndexingStatus, finished_report
-from vaultmem.engine.index_ports import ReindexResult, SyncReport
-from vaultmem.engine.progress import IDLE, IndexWork, SlicedNote
+from vaultmem.daemon.indexing_status import IndexingStatus, finished_report
 from vaultmem.engine.status_results import (
     DaemonIndexing,
-    IndexingNow,
     JobStatus,
     StatusAnswer,
 )
+from vaultmem.pipeline.index_ports import ReindexResult, SyncReport
+from vaultmem.pipeline.progress import IDLE, IndexingNow, IndexWork, SlicedNote
 
 WORK = IndexWork(running=True, kind="changes", done=8, total=9,
                  current=SlicedNote("Inbox/Conference transcript.md", 1280, 6061))

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from tests.core._params import decay, lifecycle_policy
 from vaultmem.core.decisions import decide
+from vaultmem.core.device_sync import merge_copies, rebase
 from vaultmem.core.memory import ARCHIVED, state_from_fields, state_to_fields
 from vaultmem.core.supersede import (
     SupersedeRefused,
@@ -19,7 +20,6 @@ from vaultmem.core.supersede import (
     released,
     supersede,
 )
-from vaultmem.core.sync import merge_copies, rebase
 
 from ._support import NOW, memory
 

@@ -14,9 +14,9 @@ import pytest
 from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
 from vaultmem.daemon.run import Daemon
-from vaultmem.engine.slices import SLICE_CHUNKS
 from vaultmem.index.base import Vector
 from vaultmem.index.embedders import FakeEmbedder
+from vaultmem.pipeline.slices import SLICE_CHUNKS
 from vaultmem_testing.daemon import REAL_MODEL, DaemonProcess, wait_until
 from vaultmem_testing.sample_vault import redated_sample_vault
 

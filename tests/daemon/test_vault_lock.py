@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from vaultmem.errors import DaemonError
-from vaultmem.mcp.server import Bridge
+from vaultmem.mcp.bridge import Bridge
 from vaultmem.vault.writer_lock import (
     COMMAND,
     DAEMON,

@@ -18,10 +18,10 @@ from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.filters import FilterIndex, SearchFilters
-from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.errors import InvalidInput
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.store.memory_notes import MemoryNote
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli._support import ago, memory_note
-from tests.engine.test_consolidation import KETTLE, NOW, TAXES, _consolidator, apps, vault
+from tests.engine.test_consolidator import KETTLE, NOW, TAXES, _consolidator, apps, vault
 from vaultmem.api.wire import to_wire
 from vaultmem.app import App
 from vaultmem.vault.frontmatter import parse

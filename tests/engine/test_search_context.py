@@ -6,9 +6,9 @@ from pathlib import Path
 
 from tests.index._support import note
 from vaultmem.core.ranking import ChunkHit, NoteSignals, RankingParams, rank_notes
-from vaultmem.engine.note_records import note_record
 from vaultmem.engine.search_context import query_context
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.note_records import note_record
 from vaultmem.vault.notes import parse_note
 
 

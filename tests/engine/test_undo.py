@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli._support import REFERENCE, ago, memory_note
-from tests.engine.test_consolidation import KETTLE, TAXES
+from tests.engine.test_consolidator import KETTLE, TAXES
 from vaultmem.api.ops import Api
 from vaultmem.api.schemas import RESPONSES
 from vaultmem.api.validation import validate

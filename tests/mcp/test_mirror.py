@@ -12,7 +12,7 @@ import pytest
 
 from vaultmem.api.schemas import REQUESTS
 from vaultmem.config import Settings
-from vaultmem.mcp.server import Bridge
+from vaultmem.mcp.bridge import Bridge
 from vaultmem.mcp.tool_spec import ToolSpec, tool_schema
 from vaultmem.mcp.tools import TOOLS
 

@@ -22,7 +22,7 @@ What counts as a legitimate outcome (the checks allow exactly this):
   the kill never reached the daemon ("unsent") and counts as nothing.
 * A refused request (4xx) changes nothing: it adds no use, writes no note. The exception is a
   merge refused half-way (409: the user edited an original meanwhile): as documented in
-  `vaultmem/engine/consolidation.py`, the new note and the originals written before it stay.
+  `vaultmem/engine/consolidator.py`, the new note and the originals written before it stay.
 * A user deleting a memory note: touches, pins and merges of it afterwards are refused (404)
   or dropped; the note must never come back. A user renaming a memory note: vaultmem keeps
   finding it by `stm_id`; a flush or sweep must not recreate the old path (that would be a

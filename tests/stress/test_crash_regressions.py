@@ -23,8 +23,8 @@ from tests.stress.crash_harness import (
 from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine import memory_store
 from vaultmem.errors import ConcurrentEdit
+from vaultmem.store import memory_store
 from vaultmem.vault.frontmatter import parse
 from vaultmem.vault.writes import remove_stale_temp_files
 

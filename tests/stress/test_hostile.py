@@ -20,7 +20,7 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-import vaultmem.engine.indexer as indexer_module
+import vaultmem.pipeline.indexer as indexer_module
 from tests.stress import hostile_vault as hv
 from tests.stress._level import LEVEL
 from vaultmem.api.client import Client

@@ -17,7 +17,7 @@ from tests.conftest import SAMPLE_VAULT
 from tests.stress.crash_harness import memory_id, notes_on_disk
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine import memory_store
+from vaultmem.store import memory_store
 from vaultmem.vault import writes
 
 PROMOTED_REF = "dfc888ea-0e58-4d2e-8499-fe37117edeba"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.store.memory_store import MemoryStore
 
 START = datetime(2026, 11, 24, 9, 0, tzinfo=UTC)
 MEMORIES = 6

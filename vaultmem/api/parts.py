@@ -11,21 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from vaultmem.engine.consolidation import Consolidator
+from vaultmem.engine.consolidator import Consolidator
 from vaultmem.engine.freshness import Freshness
-from vaultmem.engine.index_ports import Progress, ReindexResult
-from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
+from vaultmem.engine.memory_updates import Updates
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.search import Search
 from vaultmem.engine.status import Status
 from vaultmem.engine.status_results import DaemonStatus
 from vaultmem.engine.undo import Undoer
-from vaultmem.engine.updates import Updates
 from vaultmem.engine.uses import Uses
 from vaultmem.engine.views import Views
+from vaultmem.pipeline.index_ports import Progress, ReindexResult
+from vaultmem.pipeline.index_sync import IndexSync
 
 
 @dataclass(frozen=True)

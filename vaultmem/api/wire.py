@@ -15,7 +15,6 @@ from typing import Any
 from vaultmem.api.wire_status import SHAPES as STATUS_SHAPES
 from vaultmem.api.wire_status import duplicates_wire, status_wire
 from vaultmem.core.json_types import JSON
-from vaultmem.engine.progress import INDEXING, IndexState
 from vaultmem.engine.results import (
     Archived,
     AutoMergeResult,
@@ -54,6 +53,7 @@ from vaultmem.engine.results import (
     UpdateProposal,
 )
 from vaultmem.engine.status_results import StatusAnswer
+from vaultmem.pipeline.progress import INDEXING, IndexState
 
 
 def iso(value: datetime | None) -> str | None:

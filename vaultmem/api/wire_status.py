@@ -13,8 +13,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vaultmem.core.json_types import JSON
-from vaultmem.engine.index_ports import ReindexResult
-from vaultmem.engine.progress import IndexWork, SlicedNote
 from vaultmem.engine.status_results import (
     Counts,
     Coverage,
@@ -23,7 +21,6 @@ from vaultmem.engine.status_results import (
     DuplicateGroup,
     DuplicatesReport,
     FileStatus,
-    IndexingNow,
     JobStatus,
     Languages,
     MemoryCounts,
@@ -31,6 +28,8 @@ from vaultmem.engine.status_results import (
     Settled,
     StatusResult,
 )
+from vaultmem.pipeline.index_ports import ReindexResult
+from vaultmem.pipeline.progress import IndexingNow, IndexWork, SlicedNote
 
 
 def _counts(counts: Counts) -> JSON:

@@ -10,7 +10,6 @@ from datetime import datetime
 from vaultmem.api.parts import ApiParts
 from vaultmem.api.reads import ref
 from vaultmem.core.json_types import JSON
-from vaultmem.engine.index_ports import ReindexResult
 from vaultmem.engine.results import (
     AutoMergeResult,
     EditResult,
@@ -30,6 +29,7 @@ from vaultmem.engine.results import (
     UndoResult,
     UnsupersedeResult,
 )
+from vaultmem.pipeline.index_ports import ReindexResult
 
 # uses: in-place `stm_*` lines, outside the lane (engine/write_lane.py) -----------------------
 

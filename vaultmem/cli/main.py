@@ -13,11 +13,11 @@ from typing import Any
 import click
 
 from vaultmem import __version__
+from vaultmem.cli.admin_commands import COMMANDS as ADMIN_COMMANDS
 from vaultmem.cli.context import Context, common, write_at_now
-from vaultmem.cli.memory import COMMANDS
-from vaultmem.cli.memory_admin import COMMANDS as ADMIN_COMMANDS
+from vaultmem.cli.memory_commands import COMMANDS
 from vaultmem.cli.service import service
-from vaultmem.cli.updates import COMMANDS as UPDATE_COMMANDS
+from vaultmem.cli.supersede_commands import COMMANDS as UPDATE_COMMANDS
 from vaultmem.config import write_config
 from vaultmem.errors import InvalidInput, VaultmemError
 
@@ -337,7 +337,7 @@ def run(ctx: Context, log_level: str) -> None:
 def mcp(ctx: Context, log_level: str) -> None:
     """Serve the memory tools to an MCP client over stdio (talks to the running daemon)."""
     from vaultmem.app import content_chars, start_command
-    from vaultmem.mcp.server import Bridge, serve_stdio
+    from vaultmem.mcp.bridge import Bridge, serve_stdio
 
     paths = ctx.paths
     serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path),

@@ -145,7 +145,7 @@ def _spaced_sum(states: Sequence[MemoryState]) -> int | None:
 def _summed_uses_by(states: Sequence[MemoryState]) -> tuple[tuple[str, int], ...]:
     """Each device's uses of the members, added up: the merged memory's `use_count` is their
     sum, so its per-device part is too, and a device's later uses continue from its own count
-    (core.sync) instead of being read as uses no device recorded."""
+    (core.device_sync) instead of being read as uses no device recorded."""
     counts: dict[str, int] = {}
     for state in states:
         for device, count in state.uses_by:

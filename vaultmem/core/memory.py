@@ -63,7 +63,8 @@ class MemoryState:
     review_count: int = 0
     cross_domain_count: int = 0
     tags: tuple[str, ...] = ()
-    # uses per device (`core.sync`): (device id, uses), sorted; the rest of use_count is shared
+    # uses per device (`core.device_sync`): (device id, uses), sorted; the rest of use_count
+    # is shared
     uses_by: tuple[tuple[str, int], ...] = ()
     # a newer memory replaces this one (its id) / the memory this one replaces (its id)
     superseded_by: str | None = None

@@ -34,15 +34,15 @@ from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.server import ApiServer
 from vaultmem.app import DaemonParams, DaemonParts
 from vaultmem.daemon.debounce import AfterQuiet
+from vaultmem.daemon.indexing_status import IndexingStatus, ProgressLog, finished_report
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
-from vaultmem.daemon.progress import IndexingStatus, ProgressLog, finished_report
-from vaultmem.engine.index_ports import ReindexResult, SyncReport
-from vaultmem.engine.journal import FlushReport
 from vaultmem.engine.status_results import DaemonStatus
 from vaultmem.errors import Stopping
 from vaultmem.index.libc import trim_heap
 from vaultmem.index.upkeep import QUIET_S, Occasion
+from vaultmem.pipeline.index_ports import ReindexResult, SyncReport
+from vaultmem.store.journal import FlushReport
 from vaultmem.vault.writer_lock import COMMAND_WAIT_S, DAEMON, describe_stale
 from vaultmem.vault.writer_lock import VaultLock as WriterLock
 from vaultmem.vault.writes import remove_stale_temp_files

@@ -21,10 +21,10 @@ from datetime import datetime, timedelta
 
 from vaultmem.core.intake import tag_key
 from vaultmem.core.memory import ACTIVE, PROMOTED, STATUSES
-from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.errors import InvalidInput
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.store.memory_notes import MemoryNote
 
 INDEXED = "indexed"
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from vaultmem.engine.index_ports import SyncReport
-from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.restore import Restorer
-from vaultmem.engine.snapshot import Snapshot
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.index_ports import SyncReport
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.ignore import IgnoreRules
 
 # the operations whose answers come from the index, or that move notes after a plan and

@@ -34,17 +34,7 @@ from vaultmem.core.memory import (
 )
 from vaultmem.core.planning import SweepItem, plan_sweep
 from vaultmem.core.reinforce import resave_counts, touch
-from vaultmem.core.updates import value_change
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_notes import (
-    MemoryNote,
-    Rewrite,
-    content_of,
-    normalise_text,
-    unwritable_reason,
-    writable,
-)
-from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.core.update_rule import value_change
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import (
@@ -60,11 +50,21 @@ from vaultmem.engine.results import (
     Similar,
     SweepResult,
 )
-from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, Refused
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import (
+    MemoryNote,
+    Rewrite,
+    content_of,
+    normalise_text,
+    unwritable_reason,
+    writable,
+)
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.memories import create_memory_note, wikilink
 from vaultmem.vault.notes import parse_note
 

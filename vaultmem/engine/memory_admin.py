@@ -28,14 +28,14 @@ from vaultmem.core.intake import (
 )
 from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.filters import tag_keys
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.results import EditResult, ForgetResult, ListResult, MemoryView, Move
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, NoteError, Refused
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import MemoryNote, Rewrite, check_writable
+from vaultmem.store.memory_store import MemoryStore
 from vaultmem.vault.memory_text import replace_text, set_tags, set_title
 
 # sort key -> (the view's field, descending)

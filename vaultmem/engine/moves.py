@@ -7,9 +7,9 @@ overwriting), then the index follows.
 
 from __future__ import annotations
 
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.snapshot import Snapshot
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.snapshot import Snapshot
 
 
 def inside(path: str, folder: str) -> bool:

@@ -1,6 +1,6 @@
 """Reconciling a synced vault: notes that carry one memory's `stm_id` (sync conflict copies).
 
-The pure decisions (which note is canonical, how two states merge) live in `core.sync`; this
+The pure decisions (which note is canonical, how two states merge) live in `core.device_sync`; this
 applies them. For each id carried by several notes: the canonical note gets the merged state
 (no use recorded on any copy is lost, none counted twice) and, when a copy's text differs, a
 link to that copy; then each copy gets a new id of its own, `stm_status: archived` and
@@ -16,11 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from vaultmem.core.device_sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.core.memory import ARCHIVED, MemoryState
-from vaultmem.core.sync import CopyPlan, conflict_kind, copy_id, plan_copies
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, writable
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.results import (
     ConflictCopy,
@@ -29,10 +26,13 @@ from vaultmem.engine.results import (
     PutBack,
     ReconcileResult,
 )
-from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.status_results import CopySeen, DuplicateGroup, DuplicatesReport
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import MemoryNote, Rewrite, writable
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.conflicts import git_conflicted
 
 UNPARSED = "frontmatter does not parse"

@@ -21,15 +21,15 @@ from datetime import datetime
 
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
 from vaultmem.core.supersede import forget_predecessor, released
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable, writable
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.results import Move, RestoreResult
 from vaultmem.engine.status_results import Settled
-from vaultmem.engine.supersede import find_path
+from vaultmem.engine.superseder import find_path
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import MemoryNote, Rewrite, check_writable, writable
+from vaultmem.store.memory_store import MemoryStore
 
 
 def restored_state(state: MemoryState, now: datetime) -> MemoryState:

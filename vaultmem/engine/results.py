@@ -12,9 +12,9 @@ from typing import Protocol, Self
 
 from vaultmem.core.decisions import Decision
 from vaultmem.core.memory import MemoryState
-from vaultmem.engine.index_ports import ReindexResult
-from vaultmem.engine.progress import IndexState
 from vaultmem.engine.status_results import StatusAnswer
+from vaultmem.pipeline.index_ports import ReindexResult
+from vaultmem.pipeline.progress import IndexState
 
 
 @dataclass(frozen=True)

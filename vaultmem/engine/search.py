@@ -24,8 +24,6 @@ from vaultmem.core.ranking import (
 )
 from vaultmem.core.reinforce import review_priority
 from vaultmem.engine.filters import FilterIndex, SearchFilters
-from vaultmem.engine.memory_notes import MemoryNote
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import RelatedNote, RelatedResult, SearchHit, SearchResult
 from vaultmem.engine.search_context import query_context
@@ -36,6 +34,8 @@ from vaultmem.index import inference
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import model_ranking
+from vaultmem.store.memory_notes import MemoryNote
+from vaultmem.store.memory_store import MemoryStore
 
 REVIEW_RELEVANCE_FLOOR = 0.3
 # Candidates per search: chunks by meaning, chunks by words, notes re-ranked by memory score.

@@ -10,12 +10,9 @@ from pathlib import Path
 from vaultmem.core.decay import score
 from vaultmem.core.memory import ACTIVE, MemoryState
 from vaultmem.core.planning import plan_sweep
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.model_choice import ModelInUse, sample_languages
-from vaultmem.engine.note_records import with_dated_problems
 from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.shapes import coverage, languages
-from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.status_results import (
     Decisions,
     FileMemory,
@@ -26,6 +23,9 @@ from vaultmem.engine.status_results import (
 )
 from vaultmem.index.base import Embedder, NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.note_records import with_dated_problems
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.ignore import IgnoreRules
 
 

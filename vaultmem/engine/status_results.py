@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from vaultmem.engine.index_ports import ReindexResult
 from vaultmem.engine.model_choice import ModelInUse
-from vaultmem.engine.progress import IndexWork
+from vaultmem.pipeline.index_ports import ReindexResult
+from vaultmem.pipeline.progress import IndexWork
 
 Counts = tuple[tuple[str, int], ...]
 
@@ -130,14 +130,6 @@ class StatusAnswer:
     sync: DuplicatesReport
     daemon: object | None = None  # the daemon's own status, turned into JSON at the wire
     unindexed_changes: int | None = None
-
-
-@dataclass(frozen=True)
-class IndexingNow:
-    """The index writer's work (`IndexSync.indexing`) and the paths waiting for it."""
-
-    work: IndexWork
-    waiting: int
 
 
 @dataclass(frozen=True)

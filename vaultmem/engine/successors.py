@@ -12,11 +12,11 @@ from dataclasses import replace
 
 from vaultmem.core.ranking import Ranked
 from vaultmem.core.supersede import prefer_successors
-from vaultmem.engine.memory_notes import MemoryNote
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.results import SearchHit, Successor
 from vaultmem.engine.shapes import obsidian_uri
 from vaultmem.index.catalog import Catalog
+from vaultmem.store.memory_notes import MemoryNote
+from vaultmem.store.memory_store import MemoryStore
 
 
 def prefer_current(ranked: Sequence[Ranked], memories: Mapping[str, MemoryNote]) -> list[Ranked]:

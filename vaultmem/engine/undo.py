@@ -18,10 +18,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import TypeVar
 
-from vaultmem.engine.index_sync import IndexSync
 from vaultmem.engine.memory_admin import MemoryAdmin
-from vaultmem.engine.memory_notes import MemoryNote
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.operation_log import Operation, OperationLog
 from vaultmem.engine.results import (
     PutBack,
@@ -31,6 +28,9 @@ from vaultmem.engine.results import (
     UndoResult,
 )
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound, VaultmemError
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import MemoryNote
+from vaultmem.store.memory_store import MemoryStore
 
 Done = TypeVar("Done", bound=Undoable)
 

@@ -12,11 +12,11 @@ from datetime import datetime
 
 from vaultmem.core.memory import MemoryState, future_problem
 from vaultmem.core.reinforce import ReinforceParams, adjust_strength, observe, touch
-from vaultmem.engine.memory_notes import MemoryNote
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.results import MemoryView, Observation, ObserveResult
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput
+from vaultmem.store.memory_notes import MemoryNote
+from vaultmem.store.memory_store import MemoryStore
 
 
 class Uses:

@@ -12,11 +12,11 @@ from vaultmem.core.decay import score
 from vaultmem.core.decisions import decide
 from vaultmem.core.memory import ACTIVE
 from vaultmem.core.reinforce import review_priority
-from vaultmem.engine.memory_notes import MemoryNote
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.results import MemoryView, ReviewResult
 from vaultmem.engine.shapes import obsidian_uri
+from vaultmem.store.memory_notes import MemoryNote
+from vaultmem.store.memory_store import MemoryStore
 
 
 class Views:

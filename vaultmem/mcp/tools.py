@@ -1,6 +1,6 @@
 """The MCP bridge's tools: name, description, input schema, and the daemon operation each calls.
 
-No SDK here: `mcp/server.py` turns these specs into MCP tools, and tests and docs read them.
+No SDK here: `mcp/bridge.py` turns these specs into MCP tools, and tests and docs read them.
 Input schemas are derived from the daemon's own request schemas (`vaultmem.api.schemas.REQUESTS`),
 so both sides accept the same values. Arguments are checked here, before anything is sent:
 input a schema rejects never reaches the daemon (which checks again).

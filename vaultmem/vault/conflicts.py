@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from vaultmem.core.sync import has_git_markers
+from vaultmem.core.device_sync import has_git_markers
 from vaultmem.vault.frontmatter import locate
 
 COPIES_START = "<!-- vaultmem:conflict-copies -->"

@@ -1,5 +1,5 @@
 """A note's names without parsing its Markdown: what the first index writes of every note
-before its words (engine/words_first.py). Parsing a note's Markdown is most of the cost of
+before its words (pipeline/words_first.py). Parsing a note's Markdown is most of the cost of
 reading it (~60 % of the words pass on a 10k-note vault); its names are its file name and its
 frontmatter's title, aliases and short property values, which need the frontmatter only.
 

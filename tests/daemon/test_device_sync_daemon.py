@@ -10,7 +10,7 @@ import pytest
 
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine.journal import UsageJournal
+from vaultmem.store.journal import UsageJournal
 from vaultmem.vault.frontmatter import parse
 from vaultmem_testing.daemon import DaemonProcess, wait_until
 from vaultmem_testing.sample_vault import redated_sample_vault

@@ -5,9 +5,9 @@ the store, which reads the note once, applies a pure function and records the re
 its own lock (so no increment is lost and no write lands mid-move):
 
 * `update` / `update_each`: a use, a pin, feedback. Written to the note at once
-  (`Usage.WRITTEN`, in-process); in the daemon (`Usage.JOURNALLED`) recorded in the usage
+  (`StoreMode.IN_PROCESS`); in the daemon (`StoreMode.DAEMON`) recorded in the usage
   journal (durable at once, laid over the note on every read) and written by `flush`, many
-  uses in one write. Either way the journal keeps this device's use counts (core.sync).
+  uses in one write. Either way the journal keeps this device's use counts (core.device_sync).
 * `rewrite`: changes that must be in the note now (archive, promote, restore, merge,
   reconcile), with the sections vaultmem keeps in a memory note (Related, conflicting copies).
 * `move_into`: a note into a folder, never overwriting.
@@ -24,10 +24,12 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
+from vaultmem.core.device_sync import canonical_order, credit_uses, own_count, rebase
 from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
-from vaultmem.core.sync import canonical_order, credit_uses, own_count, rebase
-from vaultmem.engine.journal import FlushReport, Pending, UsageJournal
-from vaultmem.engine.memory_notes import (
+from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
+from vaultmem.index.catalog import Catalog
+from vaultmem.store.journal import FlushReport, Pending, UsageJournal
+from vaultmem.store.memory_notes import (
     UNLOADABLE,
     UNPARSED_REASON,
     MemoryNote,
@@ -40,10 +42,8 @@ from vaultmem.engine.memory_notes import (
     try_read_memory,
     unparsed_memory,
 )
-from vaultmem.engine.snapshot import Snapshot
-from vaultmem.engine.store_policy import Listing, Usage
-from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
-from vaultmem.index.catalog import Catalog
+from vaultmem.store.mode import StoreMode
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.memories import NoteEdit, edit_memory_note, move_note, rename_note
 from vaultmem.vault.memory_text import write_memory_text
@@ -57,30 +57,22 @@ Plan = Callable[[list[MemoryNote]], Sequence[Rewrite]]
 class MemoryStore:
     def __init__(
         self, root: Path, rules: IgnoreRules, catalog: Catalog, journal: UsageJournal, *,
-        usage: Usage = Usage.WRITTEN, listing: Listing = Listing.SCANNED, device: str = "",
-        archive_folder: str = "",
+        mode: StoreMode = StoreMode.IN_PROCESS, device: str = "", archive_folder: str = "",
     ) -> None:
         self.root = root
         self.rules = rules
         self.catalog = catalog
-        self.device = device  # the uses this store records are credited to it (core.sync)
+        self.device = device  # the uses this store records are credited to it (core.device_sync)
         self.archive_folder = archive_folder
-        # this device's use counts (durable, core.sync) and, with Usage.JOURNALLED, the uses
-        # not yet written to their notes
+        # this device's use counts (durable, core.device_sync) and, in the daemon, the uses not
+        # yet written to their notes
         self.journal = journal
-        self.usage = usage
-        self.listing = listing
+        self.mode = mode
+        # in the daemon: uses journalled (written by `flush`), memories listed from the catalog
+        self._daemon = mode is StoreMode.DAEMON
         self._lock = threading.RLock()
         self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
         self._recording = threading.local()  # the events `recording` collects, per thread
-
-    @property
-    def _journalled(self) -> bool:
-        return self.usage is Usage.JOURNALLED
-
-    @property
-    def _catalogued(self) -> bool:
-        return self.listing is Listing.CATALOGUED
 
     # finding ------------------------------------------------------------------------------
 
@@ -108,7 +100,7 @@ class MemoryStore:
         records = snapshot.records
         unparsed = [path for path, record in records.items()
                     if record.reason.startswith(UNPARSED_REASON)]
-        if not self._catalogued:
+        if not self._daemon:
             unparsed += [path for path, st in snapshot.scan.files.items()
                          if (record := records.get(path)) is None
                          or (record.mtime_ns, record.size) != (st.mtime_ns, st.size)]
@@ -116,7 +108,7 @@ class MemoryStore:
 
     def canonical(self, paths: list[str]) -> str:
         """Of several notes carrying one id, the memory itself (never a sync conflict copy
-        while the original exists; see core.sync.canonical_order)."""
+        while the original exists; see core.device_sync.canonical_order)."""
         return canonical_order(paths, self.archive_folder)[0]
 
     # reading: the note's state, with the uses pending here laid over it --------------------
@@ -162,7 +154,7 @@ class MemoryStore:
         watcher keeps the catalog current: listed from it, with the pending states read in one
         query up front (one per memory would queue behind every touch under load)."""
         files = self._memory_files(snapshot or self.snapshot())
-        if not self._journalled:
+        if not self._daemon:
             yield from files
             return
         pending = {entry.memory_id: entry for entry in self.journal.all()}
@@ -175,7 +167,7 @@ class MemoryStore:
         from the catalog's paths per id: only the notes that share an id are read)."""
         groups: dict[str, list[MemoryNote]] = {}
         snapshot = snapshot or self.snapshot()
-        if snapshot.memory_files is not None or not self._catalogued:
+        if snapshot.memory_files is not None or not self._daemon:
             for memory in self._memory_files(snapshot):
                 groups.setdefault(memory.state.id, []).append(memory)
         else:
@@ -282,7 +274,7 @@ class MemoryStore:
         """Write every pending state into its note (guarded); failures stay pending.
         `on_written` hears of each note as written, as soon as it is."""
         report = FlushReport(written=[], retry=[])
-        for pending in self.journal.all() if self._journalled else ():
+        for pending in self.journal.all() if self._daemon else ():
             try:
                 note = self._flush_one(pending)
             except (NoteError, NotFound, OSError) as exc:  # ConcurrentEdit is a NoteError
@@ -300,7 +292,7 @@ class MemoryStore:
     def _record(self, memory: MemoryNote, new: MemoryState) -> MemoryNote:
         new = self._credited(memory.state, new)
         own = own_count(new, self.device) if self.device else 0
-        if self._journalled:
+        if self._daemon:
             credit = (self.device, own) if self.device else None
             self.journal.put(new.id, memory.path, state_to_fields(new), credit)
             return replace(memory, state=new)
@@ -311,7 +303,7 @@ class MemoryStore:
 
     def _credited(self, old: MemoryState, new: MemoryState) -> MemoryState:
         """`new` with the uses it adds to `old` credited to this device, continuing from the
-        highest count this device ever gave itself for the memory (core.sync.credit_uses)."""
+        highest count this device ever gave itself for the memory (core.device_sync.credit_uses)."""
         known = self.journal.known(old.id, self.device) if self.device else 0
         return credit_uses(old, new, self.device, known)
 
@@ -321,7 +313,7 @@ class MemoryStore:
         written = self._edit(change)
         if written is not None:
             self._note_event({"write": memory.path, "before": memory.text, "after": written[1]})
-        if settles and self._journalled and change.state.id == memory.state.id:
+        if settles and self._daemon and change.state.id == memory.state.id:
             self.journal.clear(memory.state.id)
         note, text = written if written is not None else (memory.note, memory.text)
         return MemoryNote(memory.path, note, memory_state(note), text)
@@ -337,7 +329,7 @@ class MemoryStore:
         except (NoteError, OSError):  # ConcurrentEdit is a NoteError: the cache is stale
             self._cache.pop(memory.path, None)
             raise
-        if written is not None and self._catalogued:  # the next read needs no parse
+        if written is not None and self._daemon:  # the next read needs no parse
             note, text = written
             self._cache[memory.path] = ((note.mtime_ns, note.size),
                                         MemoryNote(memory.path, note, memory_state(note), text))
@@ -391,7 +383,7 @@ class MemoryStore:
         """Every memory note as its file holds it, by path, read once per snapshot: in the
         daemon from the catalog's memory paths, otherwise by scanning the vault."""
         if snapshot.memory_files is None:
-            if not self._catalogued:
+            if not self._daemon:
                 snapshot.memory_files = list(self._scan_memories(snapshot))
             else:
                 snapshot.memory_files = [m for m in map(self._file, snapshot.memory_paths)
@@ -415,7 +407,7 @@ class MemoryStore:
     def _file(self, path: str) -> MemoryNote | None:
         """The memory as its file holds it, or None when the path holds no memory. In the
         daemon a note is parsed once per (mtime, size)."""
-        if not self._catalogued:
+        if not self._daemon:
             return try_read_memory(self.root, path)
         try:
             st = (self.root / path).stat()
@@ -431,7 +423,7 @@ class MemoryStore:
         return memory
 
     def _pending(self, memory_id: str) -> Pending | None:
-        return self.journal.get(memory_id) if self._journalled else None
+        return self.journal.get(memory_id) if self._daemon else None
 
     def _overlaid(self, memory: MemoryNote, pending: Pending | None) -> MemoryNote:
         if pending is None:

@@ -19,7 +19,7 @@ from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
 from vaultmem.core.consolidation import cluster_id
-from vaultmem.engine.consolidation import Consolidator
+from vaultmem.engine.consolidator import Consolidator
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.errors import InvalidInput, NotFound
 from vaultmem.vault.notes import read_note
@@ -228,7 +228,7 @@ def test_crash_before_archiving_leaves_originals_active(
     def crash(*_: object) -> None:
         raise OSError("simulated crash")
 
-    monkeypatch.setattr("vaultmem.engine.memory_store.edit_memory_note", crash)
+    monkeypatch.setattr("vaultmem.store.memory_store.edit_memory_note", crash)
     with pytest.raises(OSError, match="simulated crash"):
         to_wire(consolidator.merge(cluster.id, NOW))
     monkeypatch.undo()
@@ -342,7 +342,7 @@ def test_a_merged_note_its_user_edits_before_the_explanation_is_left_as_they_wro
     """Fault injection: the user appends a line to the new merged note between its creation
     and the callout that explains the merge. The merge completes; the note keeps exactly the
     user's bytes (no callout added after their line); an untouched merge still gets it."""
-    import vaultmem.engine.consolidation as consolidation
+    import vaultmem.engine.consolidator as consolidation
 
     _kettle_pair(vault)
     _app, consolidator = _consolidator(apps, vault)

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
-from vaultmem.engine.progress import IndexProgress, Run
 from vaultmem.errors import Stopping
 from vaultmem.index import inference
 from vaultmem.index.base import Embedder
+from vaultmem.pipeline.progress import IndexProgress, Run
 
 # Called between two embedding slices with the paths this sync has yet to write.
 Between = Callable[[frozenset[str]], None]

@@ -11,13 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection
 
-from vaultmem.engine.index_ports import Progress, SyncReport
-from vaultmem.engine.indexer import Indexer
-from vaultmem.engine.journal import FlushReport
-from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.progress import IndexState
-from vaultmem.engine.status_results import IndexingNow
-from vaultmem.engine.sync_gate import SyncGate
+from vaultmem.pipeline.index_ports import Progress, SyncReport
+from vaultmem.pipeline.indexer import Indexer
+from vaultmem.pipeline.progress import IndexingNow, IndexState
+from vaultmem.pipeline.sync_gate import SyncGate
+from vaultmem.store.journal import FlushReport
+from vaultmem.store.memory_store import MemoryStore
 from vaultmem.vault.notes import Note
 
 
@@ -91,5 +90,5 @@ class IndexSync:
         return self._indexer.progress.building()
 
     def state(self) -> IndexState:
-        """The index's state every search answer carries (engine/progress.py)."""
+        """The index's state every search answer carries (pipeline/progress.py)."""
         return self._indexer.progress.state()

@@ -12,16 +12,7 @@ from hypothesis import strategies as st
 
 from tests.core._params import reinforce
 from tests.core._support import NOW, memory
-from vaultmem.core.memory import (
-    ACTIVE,
-    ARCHIVED,
-    PROMOTED,
-    MemoryState,
-    state_from_fields,
-    state_to_fields,
-)
-from vaultmem.core.reinforce import touch
-from vaultmem.core.sync import (
+from vaultmem.core.device_sync import (
     canonical_order,
     conflict_kind,
     conflict_original,
@@ -31,6 +22,15 @@ from vaultmem.core.sync import (
     plan_copies,
     rebase,
 )
+from vaultmem.core.memory import (
+    ACTIVE,
+    ARCHIVED,
+    PROMOTED,
+    MemoryState,
+    state_from_fields,
+    state_to_fields,
+)
+from vaultmem.core.reinforce import touch
 
 PARAMS = reinforce()
 DEVICES = ("laptop-1a2b", "desk-9f8e", "phone-77aa")

@@ -1,4 +1,4 @@
-"""This device's id: which `stm_uses_by` counter the uses recorded here go to (core.sync).
+"""This device's id: which `stm_uses_by` counter the uses recorded here go to (core.device_sync).
 
 It is chosen once per vault and machine (the data dir is outside the vault, so a sync tool never
 carries it to another device) and kept in `<data dir>/device-id`; the `device_id` setting

@@ -18,8 +18,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from vaultmem.engine.index_ports import Progress, SyncReport
-from vaultmem.engine.indexer import Indexer
+from vaultmem.pipeline.index_ports import Progress, SyncReport
+from vaultmem.pipeline.indexer import Indexer
 from vaultmem.vault.notes import Note
 
 log = logging.getLogger(__name__)

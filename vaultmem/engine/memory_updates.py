@@ -15,23 +15,23 @@ from pathlib import PurePosixPath
 
 from vaultmem.core.intake import normalise_tags
 from vaultmem.core.memory import ARCHIVED
-from vaultmem.core.updates import best_update, same_scope, value_change
-from vaultmem.engine.index_sync import IndexSync
+from vaultmem.core.update_rule import best_update, same_scope, value_change
 from vaultmem.engine.lifecycle import NEAR_SHORTLIST, NEAR_SHORTLIST_MARGIN, Lifecycle
-from vaultmem.engine.memory_notes import (
+from vaultmem.engine.parts import IndexOpener
+from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
+from vaultmem.engine.superseder import Superseder
+from vaultmem.engine.views import Views
+from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
+from vaultmem.index.base import Embedder
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import (
     MemoryNote,
     Rewrite,
     content_of,
     normalise_text,
     writable,
 )
-from vaultmem.engine.memory_store import MemoryStore
-from vaultmem.engine.parts import IndexOpener
-from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
-from vaultmem.engine.supersede import Superseder
-from vaultmem.engine.views import Views
-from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
-from vaultmem.index.base import Embedder
+from vaultmem.store.memory_store import MemoryStore
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class UpdateParams:
 
     update_cosine: float  # at least this close to an existing memory (and a value differs)
     auto_supersede: bool  # apply a detected update without asking
-    memory_folder: str  # where saves go: an untagged memory there is in scope (core.updates)
+    memory_folder: str  # where saves go: an untagged memory there is in scope (core.update_rule)
 
 
 class Updates:
@@ -91,7 +91,7 @@ class Updates:
 
     def detect(self, content: str, tags: Sequence[str], saved_path: str
                ) -> tuple[MemoryNote, str, float] | None:
-        """The live memory `content` most likely updates (core.updates), with the reason and
+        """The live memory `content` most likely updates (core.update_rule), with the reason and
         the cosine of the two texts; None when none does. Like the near-duplicate check, the
         index's note vectors pick a shortlist whose own texts are then embedded."""
         threshold = self.params.update_cosine

@@ -12,17 +12,17 @@ import pytest
 from vaultmem.app import indexer_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import Chunk, note_chunks
-from vaultmem.engine import indexer as indexer_module
-from vaultmem.engine.index_ports import SyncReport
-from vaultmem.engine.indexer import LARGE_NOTE_BYTES, Indexer
-from vaultmem.engine.progress import IDLE
-from vaultmem.engine.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
-from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.errors import Stopping
 from vaultmem.index import inference
 from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder
+from vaultmem.pipeline import indexer as indexer_module
+from vaultmem.pipeline.index_ports import SyncReport
+from vaultmem.pipeline.indexer import LARGE_NOTE_BYTES, Indexer
+from vaultmem.pipeline.progress import IDLE
+from vaultmem.pipeline.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
+from vaultmem.pipeline.sync_gate import SyncGate
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, RawNote
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.engine.indexer import Indexer
-from vaultmem.engine.sync_gate import SyncGate
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.indexer import Indexer
+from vaultmem.pipeline.sync_gate import SyncGate
 from vaultmem.vault.scan import scan_vault
 
 from .test_sync_gate import (  # noqa: F401 (parts: the fixture)

@@ -1,4 +1,4 @@
-"""What the indexer (engine/indexer.py) works through and reports: the chunk store it writes
+"""What the indexer (pipeline/indexer.py) works through and reports: the chunk store it writes
 (LanceIndex implements it, behind the app's LazyIndex), the progress callback, and the report
 of one sync."""
 

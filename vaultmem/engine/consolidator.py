@@ -52,11 +52,8 @@ from vaultmem.core.consolidation import (
     plan_clusters,
 )
 from vaultmem.core.decay import score
+from vaultmem.core.device_sync import consolidated_id
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
-from vaultmem.core.sync import consolidated_id
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, content_of, normalise_text
-from vaultmem.engine.memory_store import MemoryStore
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import (
@@ -68,11 +65,14 @@ from vaultmem.engine.results import (
     MergeSkipped,
     Move,
 )
-from vaultmem.engine.snapshot import Snapshot
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import MemoryNote, Rewrite, content_of, normalise_text
+from vaultmem.store.memory_store import MemoryStore
+from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
 
 SOURCE = "consolidation"

@@ -14,8 +14,8 @@ import yaml
 
 from tests.cli._support import REFERENCE, copy_vault, invoke, invoke_json
 from tests.conftest import SAMPLE_VAULT
-from vaultmem.engine.device import DEVICE_FILE, device_id
 from vaultmem.errors import ConfigError
+from vaultmem.store.device import DEVICE_FILE, device_id
 
 NOW = REFERENCE.isoformat()
 ID = "4c80f0c6-d2ed-4a7b-a433-1888347fad8d"

@@ -28,11 +28,11 @@ from dataclasses import replace
 import numpy as np
 
 from vaultmem.core.chunking import Chunk
-from vaultmem.engine.index_ports import StoreHandle
-from vaultmem.engine.note_records import INDEXED, note_record
 from vaultmem.errors import NoteError
 from vaultmem.index.base import ChunkRecord, NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.pipeline.index_ports import StoreHandle
+from vaultmem.pipeline.note_records import INDEXED, note_record
 from vaultmem.vault.names import note_names
 from vaultmem.vault.notes import Note, RawNote
 from vaultmem.vault.parse_apart import PROCESS_BYTES

@@ -3,7 +3,7 @@ over every running run, and the note embedded in slices is the innermost run's."
 
 from __future__ import annotations
 
-from vaultmem.engine.progress import CHANGES, IDLE, SCAN, IndexProgress, IndexWork, SlicedNote
+from vaultmem.pipeline.progress import CHANGES, IDLE, SCAN, IndexProgress, IndexWork, SlicedNote
 
 
 def test_no_run_is_idle() -> None:

@@ -14,14 +14,14 @@ import pytest
 
 from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
-from vaultmem.engine.indexer import Indexer
-from vaultmem.engine.words_first import words_only
 from vaultmem.errors import Stopping
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.lance import META_FILE, LanceIndex
 from vaultmem.index.upkeep import Occasion
+from vaultmem.pipeline.indexer import Indexer
+from vaultmem.pipeline.words_first import words_only
 from vaultmem.vault.ignore import IgnoreRules
 
 pytestmark = pytest.mark.timeout(120)

@@ -15,8 +15,8 @@ from tests.conftest import SAMPLE_VAULT
 from vaultmem.api.wire import to_wire
 from vaultmem.app import App, build_app
 from vaultmem.config import load_settings
-from vaultmem.engine.journal import UsageJournal
-from vaultmem.engine.memory_store import MemoryStore
+from vaultmem.store.journal import UsageJournal
+from vaultmem.store.memory_store import MemoryStore
 from vaultmem.vault.writes import sha256_bytes
 
 MEMORY_ID = "dfc888ea-0e58-4d2e-8499-fe37117edeba"
@@ -93,7 +93,7 @@ def test_listing_memories_shows_pending_state_from_one_journal_read(
 
 def test_many_touches_coalesce_into_one_write(app: App, vault: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    from vaultmem.engine import memory_store
+    from vaultmem.store import memory_store
 
     writes: list[str] = []
     real = memory_store.edit_memory_note
@@ -266,8 +266,8 @@ def test_user_edit_while_a_write_is_pending_wins(app: App, vault: Path) -> None:
 def test_a_concurrent_edit_during_flush_keeps_the_write_pending(
     app: App, vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vaultmem.engine import memory_store
     from vaultmem.errors import ConcurrentEdit
+    from vaultmem.store import memory_store
 
     app.uses.touch(MEMORY_ID, REFERENCE)
 

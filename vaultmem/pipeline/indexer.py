@@ -20,15 +20,15 @@ from typing import Any
 
 from vaultmem.core.chunking import Chunk, embedding_text, note_chunks
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
-from vaultmem.engine.index_ports import Progress, StoreHandle, SyncReport
-from vaultmem.engine.note_records import FAILED, SKIPPED, note_record, placeholder
-from vaultmem.engine.progress import BUILDING_KINDS, CHANGES, REBUILD, SCAN, IndexProgress, Run
-from vaultmem.engine.slices import SLICE_CHUNKS, Between, SlicedEmbedding
-from vaultmem.engine.words_first import WordsFirst, words_only
 from vaultmem.errors import InvalidInput, NoteError, NotFound
 from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, Vector, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.upkeep import Occasion
+from vaultmem.pipeline.index_ports import Progress, StoreHandle, SyncReport
+from vaultmem.pipeline.note_records import FAILED, SKIPPED, note_record, placeholder
+from vaultmem.pipeline.progress import BUILDING_KINDS, CHANGES, REBUILD, SCAN, IndexProgress, Run
+from vaultmem.pipeline.slices import SLICE_CHUNKS, Between, SlicedEmbedding
+from vaultmem.pipeline.words_first import WordsFirst, words_only
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, RawNote, read_note, read_raw_note
 from vaultmem.vault.parse_apart import parse_apart

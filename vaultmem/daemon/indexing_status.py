@@ -8,9 +8,9 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from vaultmem.engine.index_ports import ReindexResult, SyncReport
-from vaultmem.engine.progress import COMPLETE, IndexState
-from vaultmem.engine.status_results import DaemonIndexing, IndexingNow
+from vaultmem.engine.status_results import DaemonIndexing
+from vaultmem.pipeline.index_ports import ReindexResult, SyncReport
+from vaultmem.pipeline.progress import COMPLETE, IndexingNow, IndexState
 
 
 class IndexingStatus:

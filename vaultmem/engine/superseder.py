@@ -23,12 +23,12 @@ from vaultmem.core.supersede import (
     released,
     supersede,
 )
-from vaultmem.engine.index_sync import IndexSync
-from vaultmem.engine.memory_notes import MemoryNote, Rewrite, check_writable
-from vaultmem.engine.memory_store import MemoryStore, Plan
 from vaultmem.engine.results import SupersedeResult, UnsupersedeResult
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
+from vaultmem.pipeline.index_sync import IndexSync
+from vaultmem.store.memory_notes import MemoryNote, Rewrite, check_writable
+from vaultmem.store.memory_store import MemoryStore, Plan
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 3  # plans of a supersede whose stale note its user keeps editing meanwhile

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.conftest import REPO
-from vaultmem.core.updates import best_update, cue, same_scope, value_change, values
+from vaultmem.core.update_rule import best_update, cue, same_scope, value_change, values
 
 PAIRS = json.loads((REPO / "tests" / "data" / "updates" / "pairs.json").read_text("utf-8"))
 

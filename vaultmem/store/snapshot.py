@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from vaultmem.engine.memory_notes import MemoryNote
 from vaultmem.index.base import NoteRecord
 from vaultmem.index.catalog import Catalog
+from vaultmem.store.memory_notes import MemoryNote
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.scan import ScanResult, scan_one, scan_vault
 

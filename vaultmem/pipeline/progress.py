@@ -3,8 +3,8 @@
 The indexer records each sync it runs (a run): its kind, how many notes it embeds and how many
 are written, and the note being embedded when one note is large enough to be embedded in
 slices (its chunks done and total), and whether a whole-vault run has made every note
-searchable by its words yet (engine/words_first.py: before any vector). Runs nest: a sync
-that takes waiting changes between the slices of a large note (engine/sync_gate.py) runs
+searchable by its words yet (pipeline/words_first.py: before any vector). Runs nest: a sync
+that takes waiting changes between the slices of a large note (pipeline/sync_gate.py) runs
 inside the one it interrupts. Thread-safe: the writer updates it, `status` and `search` read
 snapshots from other threads.
 """
@@ -62,6 +62,14 @@ class IndexWork:
 
 
 IDLE = IndexWork(running=False, kind=None, done=0, total=0, current=None)
+
+
+@dataclass(frozen=True)
+class IndexingNow:
+    """The index writer's work (`IndexSync.indexing`) and the paths waiting for it."""
+
+    work: IndexWork
+    waiting: int
 
 
 @dataclass

@@ -366,9 +366,6 @@ def test_a_merged_note_its_user_edits_before_the_explanation_is_left_as_they_wro
     assert len(result["archived"]) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="open finding (docs/reliability.md): a merged memory's "
-                   "id depends only on its members and the day, so a second merge of the same "
-                   "members on the same day takes the id of a merged memory the user deleted")
 def test_a_second_merge_of_restored_members_never_takes_a_deleted_merged_memorys_id(
         vault: Path, apps: list[App]) -> None:
     """Seen by the concurrent-write seeds (seed 93, 2026-11-29): a merged note the user had
@@ -376,15 +373,36 @@ def test_a_second_merge_of_restored_members_never_takes_a_deleted_merged_memorys
     merged note and restores both members, merge again the same day: the new memory must not
     carry the deleted one's id (uses, links and undo records name that id)."""
     first, second = _kettle_pair(vault)
-    app, consolidator = _consolidator(apps, vault)
-    [cluster] = consolidator.clusters()
-    deleted = to_wire(consolidator.merge(cluster.id, NOW))["merged_into"]
+    app, _ = _consolidator(apps, vault)
+    api = app.api(clock=lambda: NOW)
+    [cluster] = api.call("clusters", {})["clusters"]
+    deleted = api.call("merge_cluster", {"cluster_id": cluster["id"]})["merged_into"]
     (vault / deleted["path"]).unlink()
     app.sync.reindex()
     for member in (first, second):
         app.restorer.restore(member, NOW)
     app.sync.reindex()
-    [again] = consolidator.clusters()
-    assert set(again.members) == {first, second}
-    merged = to_wire(consolidator.merge(again.id, NOW))["merged_into"]
-    assert merged["id"] != deleted["id"]
+    [again] = api.call("clusters", {})["clusters"]
+    assert {m["id"] for m in again["members"]} == {first, second}
+    merged = api.call("merge_cluster", {"cluster_id": again["id"]})["merged_into"]
+    assert merged["id"] != deleted["id"] and merged["status"] == "active"
+
+
+def test_members_merged_again_after_an_undo_go_into_a_new_active_memory(
+        vault: Path, apps: list[App]) -> None:
+    """Merge, undo (the merged memory archived, the members back), merge again the same day:
+    the members were archived into the first, archived memory (its id found again as if an
+    interrupted merge had written it), leaving no active memory of them at all."""
+    first, second = _kettle_pair(vault)
+    app, _ = _consolidator(apps, vault)
+    api = app.api(clock=lambda: NOW)
+    [cluster] = api.call("clusters", {})["clusters"]
+    undone = api.call("merge_cluster", {"cluster_id": cluster["id"]})["merged_into"]
+    api.call("undo", {})
+    app.sync.reindex()
+    [again] = api.call("clusters", {})["clusters"]
+    merged = api.call("merge_cluster", {"cluster_id": again["id"]})["merged_into"]
+    assert merged["id"] != undone["id"] and merged["status"] == "active"
+    assert api.call("get", {"id": undone["id"]})["status"] == "archived"
+    for member in (first, second):
+        assert api.call("get", {"id": member})["merged_into"] == merged["id"]

@@ -26,7 +26,9 @@ shows the same cluster without it (the new note not indexed yet, or not close en
 original), merging it that day finishes the interrupted merge: the new memory's id is the
 cluster's and the day's, so the note already carrying it is found (catalog, else that day's
 files in the memory folder) and the originals are archived into it; a second note with that id
-is never written. The
+is never written. An id whose memory is gone or archived (the user deleted it, or undo
+archived it, and the members were merged again that day) is not taken again: the day's next
+id is. The
 same holds when an archive write is refused because the user edited that original meanwhile
 (ConcurrentEdit): the originals written before it are archived, the rest stay active. A crash
 during 4 leaves archived notes outside the archive folder; the next sweep moves them
@@ -36,7 +38,7 @@ during 4 leaves archived notes outside the archive folder; the next sweep moves 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -78,6 +80,7 @@ from vaultmem.vault.memories import create_memory_note, memory_filename, wikilin
 SOURCE = "consolidation"
 MERGED_START = "<!-- vaultmem:merged -->"
 MERGED_END = "<!-- /vaultmem:merged -->"
+_MAX_MERGES_A_DAY = 20  # of one cluster's members: beyond it, something loops
 _ROWS_PER_BLOCK = 1024  # bounds the similarity matrix held at once to 1024 × N floats
 
 
@@ -92,7 +95,10 @@ class Consolidator:
     def __init__(
         self, *, root: Path, catalog: Catalog, store: MemoryStore, sync: IndexSync,
         views: Views, mover: Mover, index: IndexOpener, params: EngineParams,
+        created_before: Callable[[str], bool],
     ) -> None:
+        """`created_before(id)`: whether an earlier operation created a memory with that id
+        (the operation log's memory: a merged note the user deleted leaves no other trace)."""
         self.root = root
         self.catalog = catalog
         self.store = store
@@ -101,6 +107,7 @@ class Consolidator:
         self.mover = mover
         self.index = index
         self.params = params
+        self.created_before = created_before
 
     # listing ------------------------------------------------------------------------------
 
@@ -143,8 +150,7 @@ class Consolidator:
         follows every note the merge writes, creates or moves)."""
         cluster = _find(current.clusters, cluster_id)
         planned = self._best_first(cluster, current.memories, now)
-        new_id = consolidated_id(cluster.id, now.date())
-        earlier = self._earlier_merge(new_id, now.date())
+        new_id, earlier = self._merged_id(cluster.id, now.date())
         created: list[tuple[str, str, str | None]] = []  # the merged note's path, title, body
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
@@ -182,6 +188,22 @@ class Consolidator:
         path = self._plain_name(path, title, now.date(), snapshot)
         return MergeResult(cluster_id=cluster.id, merged_into=self.views.get(path, now),
                            archived=moves)
+
+    def _merged_id(self, cluster_id: str, day: date) -> tuple[str, MemoryNote | None]:
+        """The new memory's id, and the note an interrupted merge of this cluster wrote with
+        it today, if any. The id is the cluster's and the day's, so that two devices, or a
+        merge interrupted and run again, agree on it. An id already spent today (its memory
+        archived by an undo, forgotten, or deleted by its user; its members brought back and
+        merged again) is never taken again: the next of that day's ids is."""
+        for turn in range(1, _MAX_MERGES_A_DAY + 1):
+            new_id = consolidated_id(cluster_id if turn == 1 else f"{cluster_id}#{turn}", day)
+            earlier = self._earlier_merge(new_id, day)
+            if earlier is not None and earlier.state.status == ACTIVE:
+                return new_id, earlier
+            if earlier is None and not self.created_before(new_id):
+                return new_id, None
+        raise NotFound(f"cluster {cluster_id!r} was merged {_MAX_MERGES_A_DAY} times today: "
+                       "merge it again tomorrow")
 
     def _earlier_merge(self, new_id: str, day: date) -> MemoryNote | None:
         """The note an interrupted merge of this cluster wrote today, if one carries `new_id`:

@@ -84,6 +84,13 @@ class OperationLog:
                 "ORDER BY seq DESC LIMIT ?", (limit,)).fetchall()
         return [_operation(row) for row in rows]
 
+    def created(self, memory_id: str) -> bool:
+        """Whether a kept operation created the memory `memory_id` (undone or not)."""
+        with self._lock:
+            rows = self._db.execute("SELECT created FROM operations WHERE created LIKE ?",
+                                    (f"%{json.dumps(memory_id)}%",)).fetchall()
+        return any(memory_id in json.loads(row[0]) for row in rows)
+
     def mark_undone(self, op_id: str, at: datetime) -> None:
         with self._lock:
             self._db.execute("UPDATE operations SET undone_at = ? WHERE id = ?",

@@ -402,7 +402,7 @@ def build_app(
         lifecycle=lifecycle,
         consolidator=Consolidator(root=root, catalog=catalog, store=store, sync=sync,
                                   views=views, mover=mover, index=index, params=params,
-                                  created_before=operations.created),
+                                  spent_ids=operations),
         reconciler=Reconciler(root=root, catalog=catalog, store=store, sync=sync, mover=mover),
         restorer=restorer,
         updates=Updates(lifecycle, Superseder(store, sync, views), update_params(settings),

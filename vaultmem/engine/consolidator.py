@@ -27,21 +27,21 @@ original), merging it that day finishes the interrupted merge: the new memory's 
 cluster's and the day's, so the note already carrying it is found (catalog, else that day's
 files in the memory folder) and the originals are archived into it; a second note with that id
 is never written. An id whose memory is gone or archived (the user deleted it, or undo
-archived it, and the members were merged again that day) is not taken again: the day's next
-id is. The
-same holds when an archive write is refused because the user edited that original meanwhile
-(ConcurrentEdit): the originals written before it are archived, the rest stay active. A crash
-during 4 leaves archived notes outside the archive folder; the next sweep moves them
-(`Lifecycle.finish_moves`).
+archived it, and the members were merged again that day) is not taken again: each id is
+spent as its note is written, and the day's next id is taken. The same holds when an archive
+write is refused because the user edited that original meanwhile (ConcurrentEdit): the
+originals written before it are archived, the rest stay active. A crash during 4 leaves
+archived notes outside the archive folder; the next sweep moves them (`Lifecycle.finish_moves`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 import numpy as np
 
@@ -78,6 +78,16 @@ from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
 
 SOURCE = "consolidation"
+
+
+class SpentIds(Protocol):
+    """The ids merges have written memories under (`engine/operation_log.py`)."""
+
+    def spend(self, memory_id: str, day: date) -> None: ...
+
+    def spent(self, memory_id: str) -> bool: ...
+
+
 MERGED_START = "<!-- vaultmem:merged -->"
 MERGED_END = "<!-- /vaultmem:merged -->"
 _MAX_MERGES_A_DAY = 20  # of one cluster's members: beyond it, something loops
@@ -95,10 +105,10 @@ class Consolidator:
     def __init__(
         self, *, root: Path, catalog: Catalog, store: MemoryStore, sync: IndexSync,
         views: Views, mover: Mover, index: IndexOpener, params: EngineParams,
-        created_before: Callable[[str], bool],
+        spent_ids: SpentIds,
     ) -> None:
-        """`created_before(id)`: whether an earlier operation created a memory with that id
-        (the operation log's memory: a merged note the user deleted leaves no other trace)."""
+        """`spent_ids` remembers the ids merges wrote memories under (the operation log): a
+        merged note the user deleted leaves no other trace."""
         self.root = root
         self.catalog = catalog
         self.store = store
@@ -107,7 +117,7 @@ class Consolidator:
         self.mover = mover
         self.index = index
         self.params = params
-        self.created_before = created_before
+        self.spent_ids = spent_ids
 
     # listing ------------------------------------------------------------------------------
 
@@ -169,6 +179,7 @@ class Consolidator:
                                  decay=self.params.decay),
                     source=SOURCE,
                 )
+                self.spent_ids.spend(new_id, now.date())  # before the note: never forgotten
                 created.append(self._write_merged(members, state, now, snapshot))
             return [Rewrite(m, replace(m.state, status=ARCHIVED, merged_into=new_id))
                     for m in members]
@@ -200,7 +211,7 @@ class Consolidator:
             earlier = self._earlier_merge(new_id, day)
             if earlier is not None and earlier.state.status == ACTIVE:
                 return new_id, earlier
-            if earlier is None and not self.created_before(new_id):
+            if earlier is None and not self.spent_ids.spent(new_id):
                 return new_id, None
         raise NotFound(f"cluster {cluster_id!r} was merged {_MAX_MERGES_A_DAY} times today: "
                        "merge it again tomorrow")

@@ -1,5 +1,6 @@
 """The operations a user may undo (sweeps, gc, promotions, merges): what each did to which
-notes, kept in a small SQLite file in the data dir (outside the vault), the newest first.
+notes, kept in a small SQLite file in the data dir (outside the vault), the newest first; and
+the ids merges have written memories under (so that no merge takes one twice).
 
 Each entry holds the operation's events as `MemoryStore.recording` collected them (every
 note's text before and after each write, every move) and the ids of the memories it created.
@@ -13,7 +14,7 @@ import sqlite3
 import threading
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ CREATE TABLE IF NOT EXISTS operations (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, kind TEXT NOT NULL,
     at TEXT NOT NULL, events TEXT NOT NULL, created TEXT NOT NULL, undone_at TEXT
 );
+CREATE TABLE IF NOT EXISTS spent_ids (id TEXT PRIMARY KEY, day TEXT NOT NULL);
 """
 
 
@@ -84,12 +86,22 @@ class OperationLog:
                 "ORDER BY seq DESC LIMIT ?", (limit,)).fetchall()
         return [_operation(row) for row in rows]
 
-    def created(self, memory_id: str) -> bool:
-        """Whether a kept operation created the memory `memory_id` (undone or not)."""
+    def spend(self, memory_id: str, day: date) -> None:
+        """Remember that a merge of `day` wrote a memory `memory_id` (before it writes the
+        note: neither a failed merge nor a crash forgets it). The ids name their day, so only
+        the last two days' are kept."""
         with self._lock:
-            rows = self._db.execute("SELECT created FROM operations WHERE created LIKE ?",
-                                    (f"%{json.dumps(memory_id)}%",)).fetchall()
-        return any(memory_id in json.loads(row[0]) for row in rows)
+            self._db.execute("INSERT OR IGNORE INTO spent_ids(id, day) VALUES (?, ?)",
+                             (memory_id, day.isoformat()))
+            self._db.execute("DELETE FROM spent_ids WHERE day < ?",
+                             ((day - timedelta(days=1)).isoformat(),))
+
+    def spent(self, memory_id: str) -> bool:
+        """Whether `spend` was told of `memory_id` (in the last two days)."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM spent_ids WHERE id = ?",
+                                   (memory_id,)).fetchone()
+        return row is not None
 
     def mark_undone(self, op_id: str, at: datetime) -> None:
         with self._lock:

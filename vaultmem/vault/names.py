@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 from vaultmem.vault.notes import (
     RawNote,
-    _aliases,
-    _decoded,
-    _frontmatter_tags,
-    _sha256,
-    _split,
-    _title,
+    decoded_text,
+    frontmatter_aliases,
+    frontmatter_tags,
+    note_title,
     property_values,
+    sha256_hex,
+    split_frontmatter,
 )
 
 
@@ -37,13 +37,13 @@ class NoteNames:
 
 def note_names(raw: RawNote) -> NoteNames:
     """`raw`'s names read from its frontmatter (NoteError: binary, as `parse_note`)."""
-    text, _ = _decoded(raw.raw)
-    fields, body, _, _ = _split(text)
-    title = _title(fields, (), raw.path)
-    others = dict.fromkeys(n for n in (*_aliases(fields), *property_values(fields))
+    text, _ = decoded_text(raw.raw)
+    fields, body, _, _ = split_frontmatter(text)
+    title = note_title(fields, (), raw.path)
+    others = dict.fromkeys(n for n in (*frontmatter_aliases(fields), *property_values(fields))
                            if n.strip() and n != title)
     return NoteNames(
         path=raw.path, title=title, aliases=tuple(others),
-        tags=tuple(dict.fromkeys(_frontmatter_tags(fields))), body_hash=_sha256(body),
+        tags=tuple(dict.fromkeys(frontmatter_tags(fields))), body_hash=sha256_hex(body),
         mtime_ns=raw.mtime_ns, size=len(raw.raw),
     )

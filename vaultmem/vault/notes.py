@@ -127,15 +127,15 @@ class RawNote:
 
     def body(self) -> str:
         """The text after the frontmatter, as the parsed note has it (NoteError: binary)."""
-        return _split(_decoded(self.raw)[0])[1]
+        return split_frontmatter(decoded_text(self.raw)[0])[1]
 
     def fingerprint(self) -> tuple[str, str]:
         """(body hash, file hash), as the parsed note has them (NoteError: binary)."""
-        return _sha256(self.body()), hashlib.sha256(self.raw).hexdigest()
+        return sha256_hex(self.body()), hashlib.sha256(self.raw).hexdigest()
 
     def check(self) -> None:
         """NoteError when the bytes are binary, as `parse` would raise (nothing else read)."""
-        _decoded(self.raw)
+        decoded_text(self.raw)
 
     def parse(self) -> Note:
         return parse_note(self.path, self.raw, mtime_ns=self.mtime_ns, read_only=self.read_only)
@@ -177,9 +177,9 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0, read_only: bool = Fa
 
     NUL bytes after UTF-8 text (padding some sync tools and crashed editors leave) are not part
     of the note: its text is read and the padding reported; a NUL inside the text is binary."""
-    text, decoding = _decoded(raw)
+    text, decoding = decoded_text(raw)
     warnings = [*([READ_ONLY] if read_only else []), *decoding]
-    fields, body, body_start, error = _split(text)
+    fields, body, body_start, error = split_frontmatter(text)
     commented = [] if error else _commented_tags(text)
     if commented:
         shown = ", ".join(f"#{tag}" for tag in commented)
@@ -191,16 +191,16 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0, read_only: bool = Fa
     inline = [_mask_inline(t.content) for t in tokens if t.type == "inline"]
     return Note(
         path=path,
-        title=_title(fields, headings, path),
-        aliases=tuple(_aliases(fields)),
-        tags=_dedupe_casefold([*_frontmatter_tags(fields), *commented,
+        title=note_title(fields, headings, path),
+        aliases=tuple(frontmatter_aliases(fields)),
+        tags=_dedupe_casefold([*frontmatter_tags(fields), *commented,
                                *_inline_tags(inline)]),
         links=tuple(link for content in inline for link in _links(content)),
         headings=headings,
         fields=fields,
         frontmatter_error=error,
         body=body,
-        body_hash=_sha256(body),
+        body_hash=sha256_hex(body),
         file_hash=hashlib.sha256(raw).hexdigest(),
         mtime_ns=mtime_ns,
         size=len(raw),
@@ -208,7 +208,7 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0, read_only: bool = Fa
     )
 
 
-def _decoded(raw: bytes) -> tuple[str, list[str]]:
+def decoded_text(raw: bytes) -> tuple[str, list[str]]:
     """The note's text and what decoding it had to ignore (NoteError: binary)."""
     content = raw.rstrip(b"\x00")
     if b"\x00" in content or (len(content) < len(raw) and not _utf8(content)):
@@ -223,7 +223,7 @@ def _decoded(raw: bytes) -> tuple[str, list[str]]:
         return content.decode("utf-8", errors="replace"), [*warnings, INVALID_UTF8]
 
 
-def _sha256(text: str) -> str:
+def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -235,7 +235,7 @@ def _utf8(data: bytes) -> bool:
     return bool(data.strip())
 
 
-def _split(text: str) -> tuple[dict[str, object], str, int, str | None]:
+def split_frontmatter(text: str) -> tuple[dict[str, object], str, int, str | None]:
     """(fields, body, offset of the body in text, frontmatter error)."""
     try:
         fields, body, block = parse(text)
@@ -255,7 +255,7 @@ def _headings(tokens: list[Token], first_line: int) -> Iterator[Heading]:
         yield Heading(int(token.tag[1:]), tokens[index + 1].content.strip(), line)
 
 
-def _title(fields: Mapping[str, object], headings: tuple[Heading, ...], path: str) -> str:
+def note_title(fields: Mapping[str, object], headings: tuple[Heading, ...], path: str) -> str:
     """What Obsidian shows a note as: its `title` property when set, else its file name. A
     memory note is the exception: its first heading is the title vaultmem wrote for it (its file
     name is a dated slug of that title)."""
@@ -323,7 +323,7 @@ def _has_word(text: str) -> bool:
     return False
 
 
-def _aliases(fields: Mapping[str, object]) -> list[str]:
+def frontmatter_aliases(fields: Mapping[str, object]) -> list[str]:
     found: list[str] = []
     for value in _values(fields, "aliases", "alias"):
         for alias in value.split(",") if isinstance(value, str) else [value]:
@@ -333,7 +333,7 @@ def _aliases(fields: Mapping[str, object]) -> list[str]:
     return found
 
 
-def _frontmatter_tags(fields: Mapping[str, object]) -> Iterator[str]:
+def frontmatter_tags(fields: Mapping[str, object]) -> Iterator[str]:
     for value in _values(fields, "tags", "tag"):
         for word in _LIST_SPLIT.split(value):
             tag = word.lstrip("#")

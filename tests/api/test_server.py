@@ -428,6 +428,15 @@ def test_a_post_without_content_length_is_411(shared: Served) -> None:
 
 
 @pytest.mark.timeout(60)
+def test_a_body_of_whitespace_is_not_json_and_changes_nothing(shared: Served) -> None:
+    for body in (b"\n", b"  \r\n\t"):
+        answer = shared.request("POST", "/v1/reconcile", body)
+        assert answer.status == 400, body
+        assert "not valid JSON" in answer.body["error"]["message"]
+    assert shared.request("POST", "/v1/reconcile", b"").status == 200
+
+
+@pytest.mark.timeout(60)
 def test_a_body_of_another_type_is_415(shared: Served) -> None:
     answer = shared.request("POST", "/v1/search", b'{"query": "redis"}',
                             headers={"Content-Type": "text/plain"})

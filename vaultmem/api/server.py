@@ -240,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
         if ctype.strip().lower() != "application/json":
             raise HttpError(415, "the body must be application/json")
         raw = self._read(length)
-        if not raw.strip():
+        if not raw:  # no body at all; whitespace alone is not JSON and is refused
             return {}
         return parse_body(raw)
 

@@ -1,6 +1,7 @@
 """Fusion that listens to each signal's confidence per query, against today's fixed weight.
 
-    python -m bench.eval_ablation capture --languages en,ru,zh     (once: the captured retrieval)
+    python -m bench.eval_ablation capture --languages en,ru,zh     (once: the captured retrieval;
+                                    without --languages: all eight, each with both models)
     python -m bench.eval_fusion [CAPTURE_FILE]
 
 Today's fusion (core/ranking.py `hybrid_scores`): (1 - w) · min-max cosine + w · BM25 / best

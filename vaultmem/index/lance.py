@@ -168,7 +168,12 @@ class LanceIndex:
                 return []
             self.ensure_fts_index()
             return full_text.search(self._chunks, self._ensure_matrix(), terms, k, paths,
-                                    indexed_text=self._unindexed_text > FLAT_TEXT_ROWS)
+                                    indexed_text=self._text_waits())
+
+    def _text_waits(self) -> bool:
+        """Whether so many rows with text are out of the full-text index that a search leaves
+        their text to the next optimise (full_text.py)."""
+        return self._unindexed_text > FLAT_TEXT_ROWS
 
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]:
         with self._lock:
@@ -289,7 +294,9 @@ class LanceIndex:
             writes = self._writes_since_optimize
             opened = occasion is Occasion.OPEN and self._chunks is not None
             fragments = _fragments(self._chunks) if opened else 0
-        reason = self.policy.due(occasion, writes=writes, fragments=fragments)
+            waiting = self._unindexed_text if self._text_waits() else 0
+        reason = self.policy.due(occasion, writes=writes, fragments=fragments,
+                                 text_waiting=waiting)
         if reason is not None:
             self.optimize()
         return reason

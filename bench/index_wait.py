@@ -152,7 +152,7 @@ def instrument() -> None:
                 if record is not None:
                     record.steps["fts"] += time.perf_counter() - started
 
-    full_text.LOOP = _Loop(full_text.LOOP)
+    full_text.LOOP = _Loop(full_text.LOOP)  # type: ignore[attr-defined,assignment]
 
     class _Inference:
         QUERY = inference.QUERY
@@ -167,7 +167,7 @@ def instrument() -> None:
 
             return _Shared()
 
-    search_module.inference = _Inference  # type: ignore[assignment]
+    search_module.inference = _Inference  # type: ignore[attr-defined,assignment]
 
 
 def indexer_step(thread: threading.Thread | None) -> str:

@@ -103,9 +103,9 @@ def test_too_few_allowed_hits_fall_back_to_the_prefilter(
     original = full_text.hits
 
     def spy(chunks: object, matrix: VectorMatrix | None, terms: full_text.Terms, k: int,
-            where: str | None) -> list:  # type: ignore[type-arg]
+            where: str | None, *, indexed_text: bool = False) -> list:  # type: ignore[type-arg]
         calls.append(where)
-        return original(chunks, matrix, terms, k, where)
+        return original(chunks, matrix, terms, k, where, indexed_text=indexed_text)
 
     monkeypatch.setattr(full_text, "hits", spy)
     matrix = index._ensure_matrix()
@@ -128,9 +128,9 @@ def test_a_broad_walk_is_sized_for_the_hits_ranking_needs(
     original = full_text.hits
 
     def spy(chunks: object, matrix: VectorMatrix | None, terms: full_text.Terms, k: int,
-            where: str | None) -> list:  # type: ignore[type-arg]
+            where: str | None, *, indexed_text: bool = False) -> list:  # type: ignore[type-arg]
         calls.append((k, where))
-        return original(chunks, matrix, terms, k, where)
+        return original(chunks, matrix, terms, k, where, indexed_text=indexed_text)
 
     monkeypatch.setattr(full_text, "hits", spy)
     broad = full_text._broad(index._chunks, index._ensure_matrix(), terms, 50, paths, len(paths))

@@ -34,3 +34,13 @@ def test_indexing_runs_and_the_daemon_job_optimise_any_pending_write(
     reason = policy.due(occasion, writes=1)
     assert reason is not None and reason.startswith("1 writes since the last optimise")
     assert policy.due(Occasion.INDEXED, writes=3) != policy.due(Occasion.SCHEDULED, writes=3)
+
+
+def test_a_sync_ends_with_an_optimise_only_when_text_waits_out_of_the_index() -> None:
+    """Rows out of the full-text index beyond lance.FLAT_TEXT_ROWS: searches leave their text
+    out until an optimise; a sync's end brings it in, whatever the write count."""
+    for policy in (EVERY_50, NEVER_ON_WRITES):
+        assert policy.due(Occasion.SYNCED, writes=49, fragments=40) is None
+        assert policy.due(Occasion.SYNCED, writes=1, text_waiting=600) == (
+            "600 rows' text out of the full-text index after a sync")
+    assert EVERY_50.due(Occasion.WRITE, writes=1, text_waiting=600) is None  # not per write

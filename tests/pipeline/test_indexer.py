@@ -293,3 +293,35 @@ def test_a_first_index_writes_every_notes_names_before_parsing_any(
         assert not any(words_only(r) for r in catalog.records().values())
     finally:
         store.index.close()
+
+
+def test_a_sync_leaving_much_text_out_of_the_full_text_index_optimises_at_its_end(
+    tmp_path: Path, vault: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past lance.FLAT_TEXT_ROWS rows with text out of the index a search leaves their text
+    out: the sync that wrote them (the first index here) brings them in before it returns, so
+    an in-process search right after it finds every note by its words; a sync let in between
+    another's slices leaves that to the outer one."""
+    monkeypatch.setattr("vaultmem.index.lance.FLAT_TEXT_ROWS", 1)
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    optimised: list[int] = []
+    original = store.index.optimize
+    monkeypatch.setattr(store.index, "optimize", lambda: (optimised.append(1), original())[1])
+    nested: list[int] = []
+
+    def between(_: frozenset[str]) -> None:
+        if not nested:  # a sync let in between two slices: an edit, 2 rows with text
+            write(vault, "notes/note 5.md", "# Note 5\n\nNew words.\n\nAnd a second part.\n")
+            before = len(optimised)
+            indexer.sync(paths=["notes/note 5.md"])
+            nested.append(len(optimised) - before)
+
+    try:
+        assert indexer.sync(between=between).added == 7
+        assert nested == [0]  # the let-in sync did not optimise
+        assert store.index._unindexed_text == 0  # the outer one did, at its end
+        assert optimised
+        hits = store.index.text_search("password manager dotfiles", 5)
+        assert hits and hits[0].path == MEMORY
+    finally:
+        store.index.close()

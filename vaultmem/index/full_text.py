@@ -12,14 +12,26 @@ call to LanceDB's event loop thread: the synchronous query builder made five suc
 table's schema twice, the query, its batches), each a thread hand-over, which cost ~2 ms of a
 3 ms query alone and more beside the model's threads.
 
+Rows written since the last optimise are not in the indexes: LanceDB searches them by a scan,
+which tokenises and stems their text at every query (~0.1 ms a chunk on a busy 2-core machine:
+a second per search in the middle of a first index's words pass). When many are waiting
+(`indexed_text`, LanceIndex decides), their `text` is left to the next optimise: the query runs
+on the indexes alone (`fast_search`) beside a scan of those rows' names and terms only, which
+is cheap, and each row keeps the better of its two scores. An indexed row scores at least as
+high in the first (its names and terms are in both), so the indexed rows' scores and order are
+those of the plain query, and a row just written is found by its names, never lost.
+
 Not locked: LanceIndex calls these holding its lock.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
+
+import pyarrow as pa
 
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.index import tables as tb
@@ -45,21 +57,25 @@ class Terms:
 
 
 def search(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
-           paths: Collection[str] | None) -> list[ChunkHit]:
-    """The k best chunks for `terms`, of the notes in `paths` if given."""
+           paths: Collection[str] | None, *, indexed_text: bool = False) -> list[ChunkHit]:
+    """The k best chunks for `terms`, of the notes in `paths` if given. `indexed_text`: the
+    text of rows not yet in the index is not scanned (see the module docstring)."""
     notes = matrix.note_count if matrix is not None else 0
     if paths is not None and len(paths) * BROAD_FILTER >= notes > 0:
-        return _broad(chunks, matrix, terms, k, paths, notes)
+        return _broad(chunks, matrix, terms, k, paths, notes, indexed_text=indexed_text)
     where = tb.in_list("path", paths) if paths is not None else None
-    return hits(chunks, matrix, terms, k, where)
+    return hits(chunks, matrix, terms, k, where, indexed_text=indexed_text)
 
 
 def hits(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
-         where: str | None) -> list[ChunkHit]:
+         where: str | None, *, indexed_text: bool = False) -> list[ChunkHit]:
     """One full-text query's hits with their texts, read with as little as the matrix allows."""
     if matrix is None:
         return _read(chunks, terms, k, where)
-    search = _scored_row_ids(chunks._table, _full_text_query(terms), k, where)
+    if indexed_text:
+        search = _indexed_text_row_ids(chunks._table, terms, k, where)
+    else:
+        search = _scored_row_ids(chunks._table, _full_text_query(terms), k, where)
     rows = LOOP.run(search)  # type: ignore[no-untyped-call]
     row_ids, scores = rows.column("_rowid").to_pylist(), rows.column("_score").to_pylist()
     unknown = matrix.unknown_row_ids(row_ids)
@@ -73,12 +89,39 @@ def hits(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
     return found if found is not None else _read(chunks, terms, k, where)
 
 
-async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None) -> Any:
-    """`table`: the LanceDB 0.40 synchronous table's asynchronous one (its `_table`)."""
+async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None,
+                          *, indexed_only: bool = False) -> Any:
+    """`table`: the LanceDB 0.40 synchronous table's asynchronous one (its `_table`).
+    `indexed_only`: the rows in the full-text indexes only (no scan of the others)."""
     search = table.query().nearest_to_text(query).select(["_score"]).with_row_id().limit(k)
+    if indexed_only:
+        search = search.fast_search()
     if where is not None:
         search = search.where(where)  # a full-text query's filter applies before the search
     return await search.to_arrow()
+
+
+async def _indexed_text_row_ids(table: Any, terms: Terms, k: int, where: str | None) -> Any:
+    """The k best rows by the whole query on the indexes, or by their names and terms alone
+    (every row): each row with the better of its two scores (see the module docstring)."""
+    indexed, names = await asyncio.gather(
+        _scored_row_ids(table, _full_text_query(terms), k, where, indexed_only=True),
+        _scored_row_ids(table, _names_query(terms), k, where))
+    return best_scores(indexed, names, k)
+
+
+def best_scores(first: pa.Table, second: pa.Table, k: int) -> pa.Table:
+    """The k best rows of two scored result tables (`_rowid`, `_score`), each row once with
+    its higher score; best first, ties in the order the rows came."""
+    best: dict[int, float] = {}
+    for rows in (first, second):
+        for row_id, score in zip(rows.column("_rowid").to_pylist(),
+                                 rows.column("_score").to_pylist(), strict=True):
+            if row_id not in best or score > best[row_id]:
+                best[row_id] = score
+    ranked = sorted(best.items(), key=lambda item: -item[1])[:k]
+    return pa.table({"_rowid": pa.array([r for r, _ in ranked], pa.uint64()),
+                     "_score": pa.array([s for _, s in ranked], pa.float32())})
 
 
 def _full_text_query(terms: Terms) -> Any:
@@ -90,6 +133,18 @@ def _full_text_query(terms: Terms) -> Any:
                           max_expansions=50, prefix_length=0, document_granularity=None,
                           operator=FullTextOperator.OR)
     return BooleanQuery([(Occur.SHOULD, words), (Occur.SHOULD, analysed)])
+
+
+def _names_query(terms: Terms) -> Any:
+    """The part of `_full_text_query` that reads no `text`: the names, and the terms."""
+    names = MultiMatchQuery(terms.words, ["title"], boosts=[TITLE_BOOST],
+                            operator=FullTextOperator.OR)
+    if not terms.analysed:
+        return names
+    analysed = MatchQuery(terms.analysed, tb.TERMS_COLUMN, boost=1.0, fuzziness=0,
+                          max_expansions=50, prefix_length=0, document_granularity=None,
+                          operator=FullTextOperator.OR)
+    return BooleanQuery([(Occur.SHOULD, names), (Occur.SHOULD, analysed)])
 
 
 def _query(chunks: Any, terms: Terms) -> Any:
@@ -108,7 +163,8 @@ def _read(chunks: Any, terms: Terms, k: int, where: str | None) -> list[ChunkHit
 
 
 def _broad(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
-           paths: Collection[str], notes: int) -> list[ChunkHit]:
+           paths: Collection[str], notes: int, *, indexed_text: bool = False
+           ) -> list[ChunkHit]:
     """A filter that keeps many notes: a list of thousands of paths makes the prefilter cost
     several times the search, so fetch more unfiltered hits and keep the allowed ones; only
     if too few are allowed among them, fall back to the prefilter."""
@@ -117,8 +173,8 @@ def _broad(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
     # add candidates whose BM25 is a small share of the best, not worth a deeper walk.
     wanted = min(k, BROAD_TEXT_HITS)
     depth = max(2 * wanted, int(1.5 * wanted * notes / max(len(allowed), 1)))
-    found = hits(chunks, matrix, terms, depth, None)
+    found = hits(chunks, matrix, terms, depth, None, indexed_text=indexed_text)
     kept = [hit for hit in found if hit.path in allowed][:k]
     if len(kept) >= wanted or len(found) < depth:  # enough, or every match was seen
         return kept
-    return hits(chunks, matrix, terms, k, tb.in_list("path", allowed))
+    return hits(chunks, matrix, terms, k, tb.in_list("path", allowed), indexed_text=indexed_text)

@@ -5,7 +5,10 @@ title); what is known per note file lives in the catalog (index/catalog.py) alon
 search runs on an in-memory mirror of the chunk vectors (vectors.VectorMatrix); full-text
 search uses LanceDB's native BM25 index. Every write makes a LanceDB fragment and version, so
 `apply` batches a whole change into at most one delete and one add, and the upkeep policy
-(index/upkeep.py) says when the table is optimised.
+(index/upkeep.py) says when the table is optimised. Once more than FLAT_TEXT_ROWS rows with
+text wait for the next optimise (a first index's words pass, a large note), the full-text
+search leaves their text to it and scans their names only (full_text.py): a scan of their
+text cost up to seconds a search.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.errors import IndexUnusableError
@@ -40,6 +44,8 @@ with lazy_packages(), deferred_models(), marked_overrides():
 
 #: Old table versions are kept this long after an optimise (readers may still use them).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
+#: Rows with text written since the last optimise beyond which a search scans their names only.
+FLAT_TEXT_ROWS = 512
 
 
 class _Unusable(Exception):
@@ -68,6 +74,7 @@ class LanceIndex:
         self._matrix: VectorMatrix | None = None
         self._fts_ready = False
         self._writes_since_optimize = 0
+        self._unindexed_text = 0  # rows with text the text index has not taken in yet
         self._open()
 
     # ---- opening, validation and rebuilding -------------------------------------------
@@ -160,7 +167,13 @@ class LanceIndex:
             if self._chunks is None:
                 return []
             self.ensure_fts_index()
-            return full_text.search(self._chunks, self._ensure_matrix(), terms, k, paths)
+            return full_text.search(self._chunks, self._ensure_matrix(), terms, k, paths,
+                                    indexed_text=self._text_waits())
+
+    def _text_waits(self) -> bool:
+        """Whether so many rows with text are out of the full-text index that a search leaves
+        their text to the next optimise (full_text.py)."""
+        return self._unindexed_text > FLAT_TEXT_ROWS
 
     def note_vectors(self, paths: Collection[str] | None = None) -> dict[str, Vector]:
         with self._lock:
@@ -227,7 +240,7 @@ class LanceIndex:
             if self._chunks is not None and self._chunks.count_rows():
                 self._chunks.delete("true")
                 self._writes_since_optimize += 1
-            self._matrix = None
+            self._matrix, self._unindexed_text = None, 0
             self.rebuilt_reason = None
 
     def _carried_chunks(self, plan: ChangePlan) -> pa.Table | None:
@@ -266,6 +279,7 @@ class LanceIndex:
                 self._fts_ready = False
             else:
                 self._chunks.add(add)
+                self._unindexed_text += _with_text(add)
         if self._matrix is not None:
             self._matrix.remove_paths(remove)
             if add is not None:
@@ -280,7 +294,9 @@ class LanceIndex:
             writes = self._writes_since_optimize
             opened = occasion is Occasion.OPEN and self._chunks is not None
             fragments = _fragments(self._chunks) if opened else 0
-        reason = self.policy.due(occasion, writes=writes, fragments=fragments)
+            waiting = self._unindexed_text if self._text_waits() else 0
+        reason = self.policy.due(occasion, writes=writes, fragments=fragments,
+                                 text_waiting=waiting)
         if reason is not None:
             self.optimize()
         return reason
@@ -300,7 +316,7 @@ class LanceIndex:
                     if self._matrix is not None:  # (one loaded later reads the new ids itself)
                         stored = _row_ids(chunks)
             with self._lock:
-                self._writes_since_optimize = 0
+                self._writes_since_optimize = self._unindexed_text = 0
                 self.ensure_fts_index()
                 if stored is not None and self._matrix is not None:
                     self._matrix.set_row_ids(*stored)
@@ -319,6 +335,8 @@ class LanceIndex:
             for column in tb.FTS_COLUMNS:
                 if column not in indexed:
                     self._chunks.create_index(column, config=FTS(), replace=True)
+            if tb.FTS_COLUMNS[0] not in indexed:  # the text index, made now, holds every row
+                self._unindexed_text = 0
             if tb.TERMS_COLUMN not in indexed:  # analysed already: split on spaces, no more
                 self._chunks.create_index(tb.TERMS_COLUMN, replace=True, config=FTS(
                     base_tokenizer="whitespace", lower_case=False, stem=False,
@@ -349,6 +367,11 @@ def _row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
     rows = table.search().select(["chunk_id", "path"]).with_row_id(True).to_arrow()
     return (rows.column("_rowid").to_pylist(), rows.column("chunk_id").to_pylist(),
             rows.column("path").to_pylist())
+
+
+def _with_text(rows: pa.Table) -> int:
+    """Rows whose text is not empty (a names row of the words pass has none)."""
+    return int(pc.sum(pc.greater(pc.utf8_length(rows.column("text")), 0)).as_py() or 0)
 
 
 def _fragments(table: Any) -> int:

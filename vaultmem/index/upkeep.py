@@ -10,7 +10,10 @@ takes ~0.8 s at 10k chunks, so it runs when it pays, never on every write. The o
   died with it);
 - INDEXED: an indexing run (start-up, rescan, reindex) ended with writes;
 - SCHEDULED: the daemon's optimise job, run every `optimize_interval_minutes` (while writes
-  keep coming) and QUIET_S seconds after a burst of writes ends.
+  keep coming) and QUIET_S seconds after a burst of writes ends;
+- SYNCED: a sync ended (not one let in between another's slices) leaving more rows with text
+  out of the full-text index than a search scans the text of (`text_waiting`, lance.py's
+  FLAT_TEXT_ROWS): their words are searchable again from the answer after it.
 
 LanceIndex executes the decision (`LanceIndex.upkeep`); this module reads no table and no clock.
 """
@@ -31,6 +34,7 @@ class Occasion(Enum):
     OPEN = "open"
     INDEXED = "indexed"
     SCHEDULED = "scheduled"
+    SYNCED = "synced"
 
 
 @dataclass(frozen=True)
@@ -39,9 +43,15 @@ class UpkeepPolicy:
 
     every_writes: int
 
-    def due(self, occasion: Occasion, *, writes: int, fragments: int = 0) -> str | None:
+    def due(self, occasion: Occasion, *, writes: int, fragments: int = 0,
+            text_waiting: int = 0) -> str | None:
         """Why an optimise is due now, or None. `writes`: index writes since the last optimise
-        in this process; `fragments`: the chunk table's fragment count (read on OPEN only)."""
+        in this process; `fragments`: the chunk table's fragment count (read on OPEN only);
+        `text_waiting`: rows out of the full-text index whose text searches leave out."""
+        if occasion is Occasion.SYNCED:
+            if text_waiting > 0:
+                return f"{text_waiting} rows' text out of the full-text index after a sync"
+            return None
         if occasion is Occasion.WRITE:
             if 0 < self.every_writes <= writes:
                 return f"{writes} writes since the last optimise"

@@ -81,7 +81,12 @@ class Indexer:
         called between embedding slices (see the module's docstring)."""
         run = self.progress.begin(kind or (SCAN if paths is None else CHANGES))
         try:
-            return self._sync(paths, progress, written or {}, between, run)
+            report = self._sync(paths, progress, written or {}, between, run)
+            if self.progress.outermost(run) and _wrote_text(report):
+                # rows whose text searches leave out while many wait (lance.py): not after
+                # this sync's end (an in-process search follows it at once)
+                self._store().upkeep(Occasion.SYNCED)
+            return report
         finally:
             self.progress.end(run)
 
@@ -420,6 +425,11 @@ class Indexer:
             note = read_note(self.root, path) if note is None else note.parse()
             parsed[path] = note
         return note
+
+
+def _wrote_text(report: SyncReport) -> bool:
+    """Whether the sync wrote chunks with text (a delete writes none)."""
+    return bool(report.added or report.changed or report.moved or report.meta_changed)
 
 
 def _order(paths: list[str], parsed: Parsed, building: bool) -> list[str]:

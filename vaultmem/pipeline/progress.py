@@ -110,6 +110,11 @@ class IndexProgress:
             if run.kind in BUILDING_KINDS:
                 self._awaiting_scan = False
 
+    def outermost(self, run: Run) -> bool:
+        """Whether `run` is no sync let in between the slices of another."""
+        with self._lock:
+            return bool(self._runs) and self._runs[0] is run
+
     def planned(self, run: Run, notes: int) -> None:
         """`notes` to embed: their words are searchable once `words_written` says so (words
         first) or their vectors are written."""

@@ -1,0 +1,121 @@
+"""Rows written since the last optimise: while many with text wait for it, a full-text search
+scans their names, not their text (a scan of their text cost up to seconds a search during a
+first index); the indexed rows rank as before, and the optimise brings every word back."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from vaultmem.index import full_text, lance
+from vaultmem.index.lance import LanceIndex
+
+from ._support import EMBEDDER, OPTIONS, all_notes, note
+
+NEW = {
+    "garden/tomatoes.md": "Heirloom seedlings want warmth.\n\nPinch the suckers weekly.",
+    "garden/compost.md": "Turn the heap often.\n\nBrown leaves balance kitchen scraps.",
+}
+
+
+def _index(tmp_path: Path) -> LanceIndex:
+    index = LanceIndex(tmp_path / "index", EMBEDDER.name, OPTIONS)
+    index.apply(upserts=all_notes())
+    assert index.text_search("kitten", 5)  # the full-text indexes are made, every row in them
+    return index
+
+
+def _paths(index: LanceIndex, query: str) -> list[str]:
+    return [hit.path for hit in index.text_search(query, 10)]
+
+
+def _scores(index: LanceIndex, query: str) -> list[tuple[str, float]]:
+    return [(hit.chunk_id, round(hit.score, 4)) for hit in index.text_search(query, 10)]
+
+
+def test_many_unindexed_rows_are_found_by_their_names_not_their_text_until_the_optimise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = _index(tmp_path)
+    indexed_before = _scores(index, "kitten memory review deadline")
+    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 3)
+    index.apply(upserts=[note(path, body) for path, body in NEW.items()])  # 4 rows with text
+    assert _paths(index, "tomatoes")[0] == "garden/tomatoes.md"  # by its name
+    assert _paths(index, "compost")[0] == "garden/compost.md"
+    assert _paths(index, "heirloom seedlings suckers") == []  # its text waits for the index
+    # the rows in the index rank as they did, with the same scores
+    assert _scores(index, "kitten memory review deadline") == indexed_before
+    index.optimize()
+    assert set(_paths(index, "heirloom seedlings suckers")) == {"garden/tomatoes.md"}
+    index.close()
+
+
+def test_a_few_unindexed_rows_are_searched_by_their_text_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = _index(tmp_path)
+    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 4)  # 4 rows written: not more than that
+    index.apply(upserts=[note(path, body) for path, body in NEW.items()])
+    assert set(_paths(index, "heirloom seedlings suckers")) == {"garden/tomatoes.md"}
+    index.close()
+
+
+def test_names_rows_without_text_do_not_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The words pass's names rows (no text) cost a scan nothing worth avoiding."""
+    index = _index(tmp_path)
+    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 0)
+    names = []
+    for path, body in NEW.items():
+        record, chunks = note(path, body)
+        names.append((record, [replace(chunks[0], text="", vector=np.zeros_like(
+            chunks[0].vector))]))
+    index.apply(upserts=names)
+    assert index._unindexed_text == 0
+    index.apply(upserts=[note("garden/tomatoes.md", NEW["garden/tomatoes.md"])])
+    assert index._unindexed_text == 2
+    assert _paths(index, "heirloom") == []  # over the limit (0): left to the optimise
+    index.optimize()
+    assert index._unindexed_text == 0
+    assert _paths(index, "heirloom") == ["garden/tomatoes.md"]
+    index.close()
+
+
+def test_a_filtered_search_keeps_to_its_notes_while_rows_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = _index(tmp_path)
+    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 1)
+    index.apply(upserts=[note(path, body) for path, body in NEW.items()])
+    hits = index.text_search("compost kitten tomatoes", 10, paths={"garden/compost.md"})
+    assert {hit.path for hit in hits} == {"garden/compost.md"}
+    index.close()
+
+
+def _scored(rows: list[tuple[int, float]]) -> pa.Table:
+    return pa.table({"_rowid": pa.array([r for r, _ in rows], pa.uint64()),
+                     "_score": pa.array([s for _, s in rows], pa.float32())})
+
+
+@given(first=st.dictionaries(st.integers(0, 30), st.integers(1, 9), max_size=12),
+       second=st.dictionaries(st.integers(0, 30), st.integers(1, 9), max_size=12),
+       k=st.integers(0, 15))
+def test_best_scores_keeps_each_row_once_with_its_higher_score(
+    first: dict[int, int], second: dict[int, int], k: int
+) -> None:
+    merged = full_text.best_scores(_scored(list(first.items())),
+                                   _scored(list(second.items())), k)
+    rows = merged.column("_rowid").to_pylist()
+    scores = merged.column("_score").to_pylist()
+    best = {r: max(first.get(r, 0), second.get(r, 0)) for r in {*first, *second}}
+    assert len(rows) == len(set(rows)) == min(k, len(best))
+    assert all(scores[i] == best[r] for i, r in enumerate(rows))
+    assert scores == sorted(scores, reverse=True)
+    assert sorted(best.values(), reverse=True)[:k] == scores

@@ -350,7 +350,9 @@ def memory_factor(score: float | None) -> float:
 
 
 def rerank(matches: Sequence[NoteMatch], memory_scores: Mapping[str, float]) -> list[Ranked]:
-    """final = relevance · memory_factor(score); best first, ties by path."""
+    """final = relevance · memory_factor(score); best first, ties in the order given (rank_notes':
+    its place, then path). A query nothing matches has confidence 0, so every relevance is
+    0: its results keep the ranking's order rather than the alphabet's."""
     ranked = [
         Ranked(
             path=match.path,
@@ -361,7 +363,7 @@ def rerank(matches: Sequence[NoteMatch], memory_scores: Mapping[str, float]) -> 
         )
         for match in matches
     ]
-    ranked.sort(key=lambda item: (-item.final, item.path))
+    ranked.sort(key=lambda item: -item.final)  # stable: ties stay in the given order
     return ranked
 
 

@@ -120,8 +120,9 @@ EXAMPLES = ("как приготовить борщ", "борщ", "如何做红�
 
 
 def examples(embedders: dict[str, CachedEmbedder]) -> None:
-    """Each example's best relevance through `Search.search` (the daemon's path, the model
-    `auto` picks), with the question's function words and with English's alone."""
+    """Each example's best relevance through `Search.search` (the daemon's path), with the
+    question's function words and with English's alone: on each vault with the model `auto`
+    picks, and on the Russian one with the English model too (`embedding_model = english`)."""
     import tempfile
     from unittest import mock
 
@@ -131,10 +132,10 @@ def examples(embedders: dict[str, CachedEmbedder]) -> None:
     from bench.support import make_app
 
     with tempfile.TemporaryDirectory() as work:
-        for language in ("ru", "zh", "de"):
+        for language, chosen in (("ru", ""), ("zh", ""), ("de", ""), ("ru", "english")):
             data = load_tldr(language)
-            model = auto_choice(data.vault)
-            app = make_app(data.vault, Path(work) / language, embedders[model])
+            model = chosen or auto_choice(data.vault)
+            app = make_app(data.vault, Path(work) / f"{language}-{model}", embedders[model])
             try:
                 app.sync.reindex()
                 app.index().optimize()

@@ -97,7 +97,8 @@ def capture(data: RetrievalSet, embedder: CachedEmbedder, work: Path, name: str,
                 filters = SearchFilters(folder=query.folder)
                 allowed = app.search.filters.allowed(filters, _NOW, app.store.iter_memories)
             vector = embedder.embed_query(query.text)
-            text_hits = index.text_search(query.text, CAPTURE_POOLS[1], paths=allowed)
+            text_hits = index.text_search(query.text, CAPTURE_POOLS[1], paths=allowed,
+                                          languages=app.catalog.languages())
             vector_hits = index.vector_search(vector, CAPTURE_POOLS[0], paths=allowed)
             signals = note_signals(vector_hits, text_hits)  # every captured candidate
             context = query_context(app.catalog, query.text, signals)

@@ -184,11 +184,17 @@ def test_decay_reranks_but_does_not_erase() -> None:
     assert ranked[1].memory_score is None
 
 
-def test_rerank_orders_equal_relevance_by_memory_score_then_path() -> None:
+def test_rerank_orders_equal_relevance_by_memory_score_then_the_ranking() -> None:
     matches = [NoteMatch(p, 0.5, "", p, None) for p in ("b.md", "a.md", "c.md")]
     ranked = rerank(matches, {"c.md": 0.1})
-    assert [r.path for r in ranked] == ["a.md", "b.md", "c.md"]
+    assert [r.path for r in ranked] == ["b.md", "a.md", "c.md"]
     assert ranked[0].final == pytest.approx(0.5 * memory_factor(None))
+
+
+def test_a_query_nothing_matches_keeps_the_rankings_order() -> None:
+    """Confidence 0 makes every relevance 0: the order is still the ranking's."""
+    matches = [NoteMatch(p, 0.0, "", p, None) for p in ("z.md", "m.md", "a.md")]
+    assert [r.path for r in rerank(matches, {})] == ["z.md", "m.md", "a.md"]
 
 
 def _ranked(n: int) -> list[Ranked]:

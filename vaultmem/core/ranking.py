@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from vaultmem.core.function_words import ENGLISH, FunctionWords
 from vaultmem.core.relevance import (
     COSINE_FULL,
     COSINE_NONE,
@@ -145,6 +146,8 @@ class QueryContext:
     names: Mapping[str, Sequence[str]] = field(default_factory=dict)
     neighbours: Mapping[str, Sequence[tuple[str, int]]] = field(default_factory=dict)
     keys: Mapping[str, WordKeys] = field(default_factory=dict)
+    # the function words of the query's language (core/function_words.py): no evidence
+    function_words: FunctionWords = ENGLISH
 
     def keys_of(self, path: str) -> WordKeys:
         return self.keys.get(path, english_keys)
@@ -295,7 +298,8 @@ def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameM
         return 1.0
     text = " ".join([signal.best.text, signal.words_text, *context.names.get(path, ())])
     return evidence(signal.cosine, context.query, text, context.keys_of(path),
-                    none=params.cosine_none, full=params.cosine_full)
+                    none=params.cosine_none, full=params.cosine_full,
+                    function=context.function_words)
 
 
 def snippet(text: str, query: str, *, width: int = 200) -> str:
@@ -346,7 +350,9 @@ def memory_factor(score: float | None) -> float:
 
 
 def rerank(matches: Sequence[NoteMatch], memory_scores: Mapping[str, float]) -> list[Ranked]:
-    """final = relevance · memory_factor(score); best first, ties by path."""
+    """final = relevance · memory_factor(score); best first, ties in the order given (rank_notes':
+    its place, then path). A query nothing matches has confidence 0, so every relevance is
+    0: its results keep the ranking's order rather than the alphabet's."""
     ranked = [
         Ranked(
             path=match.path,
@@ -357,7 +363,7 @@ def rerank(matches: Sequence[NoteMatch], memory_scores: Mapping[str, float]) -> 
         )
         for match in matches
     ]
-    ranked.sort(key=lambda item: (-item.final, item.path))
+    ranked.sort(key=lambda item: -item.final)  # stable: ties stay in the given order
     return ranked
 
 

@@ -23,6 +23,8 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from vaultmem.core.function_words import ENGLISH, FunctionWords
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _THREAD_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?=$|[ T_.-])")
@@ -31,19 +33,9 @@ _THREAD_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?=$|[ T_.-])")
 _SEQUENCE = re.compile(r"(?<![^\W\d_])[^\W\d_]{0,2}\d+(?![^\W_])")
 _DIGITS = re.compile(r"(\d+)")
 
-#: Words too common to say anything about what a query is after.
-STOP_WORDS = frozenset((
-    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
-    "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "done",
-    "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
-    "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "most", "my", "no",
-    "not", "of", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "same",
-    "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
-    "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
-    "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
-    "why", "will", "with", "would", "you", "your", "yours", "yourself", "tell", "show", "find",
-    "know", "get", "got", "let", "s", "t",
-))
+#: Words too common to say anything about what a query is after (English's; a query in another
+#: language skips its own language's too: core/function_words.py).
+STOP_WORDS = ENGLISH.words
 
 
 # Chinese, Japanese and Korean are written without spaces: a run of them is taken as its
@@ -60,17 +52,23 @@ def words(text: str) -> list[str]:
     return [part for word in found for part in _cjk_split(word)]
 
 
-def _cjk_split(word: str) -> list[str]:
+def _cjk_split(word: str, function: FunctionWords | None = None) -> list[str]:
+    """`word`, its CJK runs as two-character words; with `function`, each run parted at its
+    function words first (core/function_words.py)."""
     if _CJK.search(word) is None:
         return [word]
     parts: list[str] = []
     for piece in re.split(f"({_CJK.pattern})", word):
         if not piece:
             continue
-        if _CJK.fullmatch(piece) and len(piece) > 1:
-            parts.extend(piece[i : i + 2] for i in range(len(piece) - 1))
-        else:
+        if not _CJK.fullmatch(piece):
             parts.append(piece)
+            continue
+        for run in [piece] if function is None else function.cjk_pieces(piece):
+            if len(run) > 1:
+                parts.extend(run[i : i + 2] for i in range(len(run) - 1))
+            else:
+                parts.append(run)
     return parts
 
 
@@ -79,8 +77,8 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if _is_content(w)]
 
 
-def _is_content(word: str) -> bool:
-    return word not in STOP_WORDS and len(word) > 1 and not word.isdigit()
+def _is_content(word: str, function: FunctionWords = ENGLISH) -> bool:
+    return not function.is_function(word) and len(word) > 1 and not word.isdigit()
 
 
 @functools.lru_cache(maxsize=65536)
@@ -111,17 +109,18 @@ _Groups = tuple[frozenset[str], ...]
 
 
 @functools.lru_cache(maxsize=65536)
-def _content_keys(text: str, keys: WordKeys = english_keys) -> _Groups:
+def _content_keys(text: str, keys: WordKeys = english_keys,
+                  function: FunctionWords = ENGLISH) -> _Groups:
     """The keys of a name's or a query's content words (cached: both recur across
-    searches)."""
+    searches). English's function words are skipped, or `function`'s (a query's language)."""
     if text.isascii():
         raw = _WORD.findall(text.casefold())
     else:
         lowered = unicodedata.normalize("NFC", text.casefold())
-        raw = [part for word in _WORD.findall(lowered) for part in _cjk_split(word)]
+        raw = [part for word in _WORD.findall(lowered) for part in _cjk_split(word, function)]
     groups: dict[frozenset[str], None] = {}
     for word in raw:
-        if _is_content(_fold(word)):
+        if _is_content(_fold(word), function):
             groups[frozenset(keys(word))] = None
     return tuple(groups)
 
@@ -261,10 +260,12 @@ def cosine_evidence(cosine: float | None, *, none: float = COSINE_NONE,
     return min(max((cosine - none) / (full - none), 0.0), 1.0)
 
 
-def word_evidence(query: str, text: str, keys: WordKeys = english_keys) -> float:
-    """The share of the query's content words (lightly stemmed, or by `keys`) that occur in
-    `text`: a key counts where a word of the text starts with it (`paint` in "paintings")."""
-    wanted, starts, runs = _query_terms(query, keys)
+def word_evidence(query: str, text: str, keys: WordKeys = english_keys,
+                  function: FunctionWords = ENGLISH) -> float:
+    """The share of the query's content words (lightly stemmed, or by `keys`; `function`: the
+    function words of the query's language, skipped) that occur in `text`: a key counts where
+    a word of the text starts with it (`paint` in "paintings")."""
+    wanted, starts, runs = _query_terms(query, keys, function)
     if not wanted:
         return 0.0
     folded = _fold(text)
@@ -280,10 +281,11 @@ _Starts = tuple[tuple[int, str, tuple[str, ...]], ...]
 
 
 @functools.lru_cache(maxsize=1024)
-def _query_terms(query: str, keys: WordKeys) -> tuple[int, _Starts, tuple[tuple[int, str], ...]]:
+def _query_terms(query: str, keys: WordKeys, function: FunctionWords = ENGLISH
+                 ) -> tuple[int, _Starts, tuple[tuple[int, str], ...]]:
     """How many content words a query has, its non-CJK keys as `_Starts` and its CJK ones
     (cached: a search asks for the same query's evidence once per candidate note)."""
-    groups = _content_keys(query, keys)
+    groups = _content_keys(query, keys, function)
     plain = [(i, key) for i, group in enumerate(groups) for key in sorted(group)
              if _CJK.search(key) is None]
     starts = tuple(
@@ -325,9 +327,11 @@ def _fold(text: str) -> str:
 
 
 def evidence(cosine: float | None, query: str, text: str, keys: WordKeys = english_keys, *,
-             none: float = COSINE_NONE, full: float = COSINE_FULL) -> float:
+             none: float = COSINE_NONE, full: float = COSINE_FULL,
+             function: FunctionWords = ENGLISH) -> float:
     """Absolute evidence that a note matches the query, in [0, 1]: the stronger of meaning
-    and words, each counting alone (an exact keyword with unrelated meaning still counts)."""
+    and words, each counting alone (an exact keyword with unrelated meaning still counts);
+    `function`: the function words of the query's language, which count for nothing."""
     meaning = cosine_evidence(cosine, none=none, full=full)
-    lexical = word_evidence(query, text, keys)
+    lexical = word_evidence(query, text, keys, function)
     return 1.0 - (1.0 - meaning) * (1.0 - lexical)

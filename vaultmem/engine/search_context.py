@@ -1,7 +1,8 @@
 """What ranking needs from the catalog for one query: candidates' names, thread neighbours
 (the short notes, memories aside, of a candidate's folder of mostly short notes,
 core/relevance.py) and how words compare
-in each note's language (index/analysis.py's `word_keys`).
+in each note's language (index/analysis.py's `word_keys`), and the function words of the
+query's language (core/function_words.py: they count as no evidence of a match).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
 plain values.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from vaultmem.core.function_words import for_query
 from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
 from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
 from vaultmem.index.analysis import STEMMERS, word_keys
@@ -38,7 +40,8 @@ def query_context(
     keys = {path: word_keys(frozenset({language}))
             for path, language in catalog.note_languages_for(signals).items()
             if language in STEMMERS}
-    return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys)
+    return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys,
+                        function_words=for_query(query))
 
 
 def _mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],

@@ -15,6 +15,7 @@ from vaultmem.core.relevance import (
     name_match,
     propagate,
     thread_key,
+    thread_neighbour_map,
     thread_neighbours,
     thread_of,
     word_evidence,
@@ -79,6 +80,15 @@ def test_thread_neighbours_within_width_in_thread_order() -> None:
     assert found == [("d/2023-01-01 t2.md", 1), ("d/2023-01-01 t4.md", 1)]
     assert len(thread_neighbours(thread, "d/2023-01-01 t1.md", 2)) == 2
     assert thread_neighbours(thread, "elsewhere.md", 2) == []
+
+
+@given(st.lists(st.text("abc", min_size=1, max_size=4), unique=True, max_size=12),
+       st.integers(0, 4))
+def test_thread_neighbour_map_is_thread_neighbours_of_each_note(thread: list[str],
+                                                               width: int) -> None:
+    found = thread_neighbour_map(thread, width)
+    assert list(found) == thread
+    assert all(found[path] == thread_neighbours(thread, path, width) for path in thread)
 
 
 @given(st.lists(st.integers(0, 10_000), unique=True, min_size=1, max_size=30))

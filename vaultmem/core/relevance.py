@@ -225,6 +225,16 @@ def thread_neighbours(
     return [(thread[i], abs(i - here)) for i in range(low, high) if i != here]
 
 
+def thread_neighbour_map(thread: Sequence[str], width: int) -> dict[str, list[tuple[str, int]]]:
+    """`thread_neighbours` of every note of `thread` at once (its notes are distinct)."""
+    size = len(thread)
+    return {
+        path: [(thread[i], abs(i - here))
+               for i in range(max(0, here - width), min(size, here + width + 1)) if i != here]
+        for here, path in enumerate(thread)
+    }
+
+
 def propagate(
     scores: Mapping[str, float],
     neighbours: Mapping[str, Sequence[tuple[str, int]]],

@@ -85,7 +85,8 @@ class Catalog:
         filled, or they grew too large."""
         version = self.data_version()
         if (version != self._memo_version or len(self._names) > _NAMES_KEPT
-                or len(self._folders) > _FOLDERS_KEPT or len(self._records) > _RECORDS_KEPT):
+                or len(self._folders) > _FOLDERS_KEPT or len(self._records) > _RECORDS_KEPT
+                or len(self._id_paths) > _NAMES_KEPT):  # ids asked for that no note has too
             self._forget_memos()
             self._memo_version = version
 

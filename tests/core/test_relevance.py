@@ -11,10 +11,13 @@ from hypothesis import strategies as st
 from vaultmem.core.relevance import (
     _content_keys,
     content_words,
+    english_keys,
     evidence,
     name_match,
+    name_matches,
     propagate,
     thread_key,
+    thread_neighbour_map,
     thread_neighbours,
     thread_of,
     word_evidence,
@@ -79,6 +82,49 @@ def test_thread_neighbours_within_width_in_thread_order() -> None:
     assert found == [("d/2023-01-01 t2.md", 1), ("d/2023-01-01 t4.md", 1)]
     assert len(thread_neighbours(thread, "d/2023-01-01 t1.md", 2)) == 2
     assert thread_neighbours(thread, "elsewhere.md", 2) == []
+
+
+_NAME_WORDS = st.sampled_from(["Word", "count", "word-count", "s01", "2023", "the", "Café",
+                                "cafe", "paintings", "painting", "東京", "x"])
+_NAMES = st.lists(_NAME_WORDS, min_size=1, max_size=3).map(" ".join)
+
+
+@given(_NAMES, st.dictionaries(st.sampled_from(["a.md", "b.md", "c.md"]),
+                               st.lists(_NAMES, max_size=3), max_size=3),
+       st.booleans())
+def test_name_matches_is_name_match_of_each_note(query: str, names: dict[str, list[str]],
+                                                 as_tuples: bool) -> None:
+    """The batch (its quick rejection of notes sharing no word with the query included)
+    answers as name_match note by note, for names given as tuples or as lists."""
+    given_names = {p: tuple(n) if as_tuples else n for p, n in names.items()}
+    paths = ["a.md", "b.md", "c.md"]
+    found = name_matches(query, given_names, paths, lambda path: english_keys)
+    assert found == {p: name_match(query, given_names.get(p, ())) for p in paths}
+
+
+@given(st.dictionaries(st.sampled_from("abcdef"), st.floats(0.0, 1.0), min_size=1),
+       st.dictionaries(st.sampled_from("abcdefg"),
+                       st.lists(st.tuples(st.sampled_from("abcdefg"), st.integers(1, 3)),
+                                max_size=4)),
+       st.floats(0.0, 1.0), st.floats(0.1, 1.0))
+def test_propagate_is_the_documented_formula(scores: dict[str, float],
+                                             neighbours: dict[str, list[tuple[str, int]]],
+                                             share: float, decay: float) -> None:
+    expected = dict(scores)
+    for path, around in neighbours.items():
+        if path in scores:
+            lift = max((scores.get(o, 0.0) * decay ** (d - 1) for o, d in around), default=0.0)
+            expected[path] = scores[path] + share * lift
+    assert propagate(scores, neighbours, share=share, decay=decay) == expected
+
+
+@given(st.lists(st.text("abc", min_size=1, max_size=4), unique=True, max_size=12),
+       st.integers(0, 4))
+def test_thread_neighbour_map_is_thread_neighbours_of_each_note(thread: list[str],
+                                                               width: int) -> None:
+    found = thread_neighbour_map(thread, width)
+    assert list(found) == thread
+    assert all(found[path] == thread_neighbours(thread, path, width) for path in thread)
 
 
 @given(st.lists(st.integers(0, 10_000), unique=True, min_size=1, max_size=30))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.index._support import note
 from vaultmem.core.ranking import ChunkHit, NoteSignals, RankingParams, rank_notes
-from vaultmem.engine.search_context import query_context
+from vaultmem.engine.search_context import QueryContexts, query_context
 from vaultmem.index.catalog import Catalog
 from vaultmem.pipeline.note_records import note_record
 from vaultmem.vault.notes import parse_note
@@ -76,3 +76,35 @@ def test_a_note_filed_under_a_property_value_the_query_names_ranks_above_a_menti
         assert [m.path for m in ranked] == ["c/Turn 2.md", "c/Turn 1.md"]
     finally:
         catalog.close()
+
+
+def test_kept_neighbours_follow_every_change_to_the_notes(tmp_path: Path) -> None:
+    """A QueryContexts keeps neighbours between searches: a turn added, here or by another
+    process, or a turn grown long, changes them at the next search."""
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    other = Catalog(tmp_path / "catalog.sqlite3")
+    try:
+        catalog.apply([note(f"c/Turn {i}.md", "one turn")[0] for i in (1, 2, 4)])
+        contexts = QueryContexts(catalog)
+        paths = ["c/Turn 2.md", "c/Turn 4.md"]
+        signals = {p: signal(p) for p in paths}
+        first = contexts("q", signals)
+        assert first.neighbours == query_context(catalog, "q", signals).neighbours
+        assert first.neighbours["c/Turn 2.md"] == [("c/Turn 1.md", 1), ("c/Turn 4.md", 1)]
+        assert contexts("q", signals).neighbours == first.neighbours
+        catalog.apply([note("c/Turn 3.md", "one turn")[0]])
+        assert contexts("q", signals).neighbours["c/Turn 2.md"] == [
+            ("c/Turn 1.md", 1), ("c/Turn 3.md", 1), ("c/Turn 4.md", 2)]
+        other.apply([note("c/Turn 0.md", "one turn")[0]])
+        assert contexts("q", signals).neighbours["c/Turn 2.md"] == [
+            ("c/Turn 0.md", 2), ("c/Turn 1.md", 1), ("c/Turn 3.md", 1), ("c/Turn 4.md", 2)]
+        catalog.apply([note("c/Turn 3.md", "grown\n\ninto two chunks")[0]])
+        after = contexts("q", signals)
+        assert after.neighbours == query_context(catalog, "q", signals).neighbours
+        assert after.neighbours["c/Turn 2.md"] == [
+            ("c/Turn 0.md", 2), ("c/Turn 1.md", 1), ("c/Turn 4.md", 1)]
+        narrow = contexts("q", signals, RankingParams(thread_width=1))  # another rule, its own
+        assert narrow.neighbours["c/Turn 2.md"] == [("c/Turn 1.md", 1), ("c/Turn 4.md", 1)]
+    finally:
+        catalog.close()
+        other.close()

@@ -16,7 +16,7 @@ from vaultmem.core.relevance import (
     WordKeys,
     english_keys,
     evidence,
-    name_match,
+    name_matches,
     propagate,
     word_evidence,
 )
@@ -160,19 +160,22 @@ def note_signals(
     """One NoteSignals per note found by either list."""
     cosine: dict[str, float] = {}
     text: dict[str, ChunkHit] = {}
-    for hit in vector_hits:
-        cosine[hit.path] = max(cosine.get(hit.path, -1.0), hit.score)
+    # hits unpacked as the tuples they are: a named tuple's field by name costs a call
+    for _, path, _, score in vector_hits:
+        held = cosine.get(path, -1.0)
+        cosine[path] = score if score > held else held  # max(held, score)
     for hit in text_hits:
-        if hit.path not in text or hit.score > text[hit.path].score:
-            text[hit.path] = hit
+        kept = text.get(hit[1])
+        if kept is None or hit[3] > kept[3]:
+            text[hit[1]] = hit
     best = _best_chunks(vector_hits, text_hits, text_weight)
-    return {
-        path: NoteSignals(
-            path, cosine.get(path), max(text[path].score, 0.0) if path in text else 0.0,
-            chunk, text[path].text if path in text else "",
-        )
-        for path, chunk in best.items()
-    }
+    signals = {}
+    for path, chunk in best.items():
+        words = text.get(path)
+        signals[path] = NoteSignals(
+            path, cosine.get(path), 0.0 if words is None else max(words[3], 0.0), chunk,
+            "" if words is None else words[2])
+    return signals
 
 
 def _best_chunks(
@@ -182,17 +185,20 @@ def _best_chunks(
     fused: dict[str, float] = {}
     hits: dict[str, ChunkHit] = {}
     for ranking, weight in ((vector_hits, 1.0 - text_weight), (text_hits, text_weight)):
-        for hit, value in zip(ranking, _unit(h.score for h in ranking), strict=True):
-            fused[hit.chunk_id] = fused.get(hit.chunk_id, 0.0) + weight * value
-            hits.setdefault(hit.chunk_id, hit)
+        for hit, value in zip(ranking, _unit([h[3] for h in ranking]), strict=True):
+            chunk_id = hit[0]
+            fused[chunk_id] = fused.get(chunk_id, 0.0) + weight * value
+            if chunk_id not in hits:
+                hits[chunk_id] = hit
     best: dict[str, ChunkHit] = {}
     held: dict[str, tuple[float, str]] = {}  # path: (fused score, chunk id) of its best chunk
     for chunk_id, value in fused.items():
         hit = hits[chunk_id]
-        kept = held.get(hit.path)
+        path = hit[1]
+        kept = held.get(path)
         if kept is None or value > kept[0] or (value == kept[0] and chunk_id < kept[1]):
-            held[hit.path] = (value, chunk_id)
-            best[hit.path] = hit
+            held[path] = (value, chunk_id)
+            best[path] = hit
     return best
 
 
@@ -221,10 +227,11 @@ def hybrid_scores(
     high = max(cosines, default=0.0)
     text_best = max((s.text_score for s in signals.values()), default=0.0)
     scores = {}
-    for path, signal in signals.items():
-        cosine = low if signal.cosine is None else signal.cosine
+    for path, (_, cosine, text_score, _, _) in signals.items():
+        if cosine is None:
+            cosine = low
         meaning = (cosine - low) / (high - low) if high > low else (1.0 if cosines else 0.0)
-        words = signal.text_score / text_best if text_best > 0 else 0.0
+        words = text_score / text_best if text_best > 0 else 0.0
         if coverage is not None:
             words *= coverage.get(path, 0.0) ** coverage_power
         scores[path] = (1.0 - text_weight) * meaning + text_weight * words
@@ -268,14 +275,14 @@ def rank_notes(
     else:
         scores = hybrid_scores(signals, text_weight=params.text_weight, coverage=coverage,
                                coverage_power=params.coverage_power)
-    names = {p: name_match(context.query, context.names.get(p, ()), context.keys_of(p))
-             for p in scores}
+    names = name_matches(context.query, context.names, scores, context.keys_of)
     if params.thread_share > 0:
         scores = propagate(scores, context.neighbours, share=params.thread_share,
                            decay=params.thread_decay)
     scores = {p: s * (1.0 + params.name_boost * names[p].coverage) for p, s in scores.items()}
     exact = {p: params.exact_name_first and names[p].exact for p in scores}
-    order = sorted(scores, key=lambda p: (not exact[p], -scores[p], p))
+    # the sort keys made at once: a key function called per note cost as much as the sort
+    order = [p for _, _, p in sorted([(not exact[p], -s, p) for p, s in scores.items()])]
     best = max(scores.values())
     confidence = max(_evidence(p, signals[p], context, names[p], params)
                      for p in order[:params.confidence_depth])

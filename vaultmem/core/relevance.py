@@ -143,7 +143,34 @@ _NO_NAME_MATCH = NameMatch(0.0, False)
 
 def name_match(query: str, names: Iterable[str], keys: WordKeys = english_keys) -> NameMatch:
     """How much of the note's title or an alias the query names."""
-    query_keys, normal_query = _query_name(query, keys)
+    return _name_match(_query_name(query, keys), names, keys)
+
+
+def name_matches(query: str, names: Mapping[str, Sequence[str]], paths: Iterable[str],
+                 keys_of: Callable[[str], WordKeys]) -> dict[str, NameMatch]:
+    """`name_match` of each of `paths` (its names in `names`, none if not there), its words
+    compared by `keys_of(path)`: the query is read once per kind of keys, and a note none of
+    whose names shares a word with the query (most candidates) is set aside at one look."""
+    queries: dict[WordKeys, tuple[frozenset[str], str]] = {}
+    found = {}
+    for path in paths:
+        keys = keys_of(path)
+        read = queries.get(keys)
+        if read is None:
+            read = queries[keys] = _query_name(query, keys)
+        own = names.get(path, ())
+        if isinstance(own, tuple):
+            normals, every = _names_keys(own, keys)
+            if not (read[1] and read[1] in normals) and read[0].isdisjoint(every):
+                found[path] = _NO_NAME_MATCH
+                continue
+        found[path] = _name_match(read, own, keys)
+    return found
+
+
+def _name_match(read: tuple[frozenset[str], str], names: Iterable[str],
+                keys: WordKeys) -> NameMatch:
+    query_keys, normal_query = read
     best, exact = 0.0, False
     for name in names:
         normal, plain, numbered, every = _name_parts(name, keys)
@@ -158,6 +185,14 @@ def name_match(query: str, names: Iterable[str], keys: WordKeys = english_keys) 
             held = sum(1 for group in plain if not group.isdisjoint(query_keys))
             best = max(best, (held + named) / size)
     return NameMatch(best, exact) if best or exact else _NO_NAME_MATCH
+
+
+@functools.lru_cache(maxsize=65536)
+def _names_keys(names: tuple[str, ...], keys: WordKeys) -> tuple[frozenset[str], frozenset[str]]:
+    """A note's names as compared with a query: their words as strings, and all their keys."""
+    parts = [_name_parts(name, keys) for name in names]
+    return (frozenset(part[0] for part in parts),
+            frozenset().union(*(part[3] for part in parts)))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -224,6 +259,16 @@ def thread_neighbours(
     return [(thread[i], abs(i - here)) for i in range(low, high) if i != here]
 
 
+def thread_neighbour_map(thread: Sequence[str], width: int) -> dict[str, list[tuple[str, int]]]:
+    """`thread_neighbours` of every note of `thread` at once (its notes are distinct)."""
+    size = len(thread)
+    return {
+        path: [(thread[i], abs(i - here))
+               for i in range(max(0, here - width), min(size, here + width + 1)) if i != here]
+        for here, path in enumerate(thread)
+    }
+
+
 def propagate(
     scores: Mapping[str, float],
     neighbours: Mapping[str, Sequence[tuple[str, int]]],
@@ -233,14 +278,22 @@ def propagate(
 ) -> dict[str, float]:
     """score + share · the best neighbour's score (× decay for each further place)."""
     result = dict(scores)  # most candidates of most vaults have no neighbours
+    factors: dict[int, float] = {}  # decay ** (distance - 1), once per distance
     for path, around in neighbours.items():
-        if path not in scores:
+        own = scores.get(path)
+        if own is None:
             continue
-        lift = max(
-            (scores.get(other, 0.0) * decay ** (distance - 1) for other, distance in around),
-            default=0.0,
-        )
-        result[path] = scores[path] + share * lift
+        lift: float | None = None
+        for other, distance in around:
+            value = scores.get(other, 0.0)
+            if distance != 1:  # × decay ** 0 is × 1.0: the value itself
+                factor = factors.get(distance)
+                if factor is None:
+                    factor = factors[distance] = decay ** (distance - 1)
+                value *= factor
+            if lift is None or value > lift:
+                lift = value
+        result[path] = own + share * (0.0 if lift is None else lift)
     return result
 
 
@@ -303,17 +356,17 @@ def _at_word_starts(starts: _Starts, text: str) -> set[int]:
     not `art`). Substring searches, not a regular expression: this runs for every candidate of
     every search, ~6x faster."""
     found = set()
+    find = text.find
     for place, key, longer in starts:
         if place in found:
             continue
-        at = text.find(key)
+        at = find(key)
         while at >= 0:
-            before = text[at - 1] if at else " "
-            if not (before.isalnum() or before == "_") and not any(
-                    text.startswith(other, at) for other in longer):
+            starts_word = at == 0 or not ((before := text[at - 1]).isalnum() or before == "_")
+            if starts_word and not (longer and any(text.startswith(o, at) for o in longer)):
                 found.add(place)
                 break
-            at = text.find(key, at + 1)
+            at = find(key, at + 1)
     return found
 
 

@@ -26,7 +26,7 @@ from vaultmem.core.reinforce import review_priority
 from vaultmem.engine.filters import FilterIndex, SearchFilters
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import RelatedNote, RelatedResult, SearchHit, SearchResult
-from vaultmem.engine.search_context import query_context
+from vaultmem.engine.search_context import QueryContexts
 from vaultmem.engine.shapes import obsidian_uri
 from vaultmem.engine.successors import mark_superseded, prefer_current
 from vaultmem.errors import InvalidInput, NotFound
@@ -68,6 +68,7 @@ class Search:
         self.filters = filters
         self._params = params
         self.ranking = ranking_for(embedder.name)
+        self._contexts = QueryContexts(catalog)
 
     def related(self, ref: str, *, k: int = 5) -> RelatedResult:
         path = self._note_path(ref)
@@ -109,11 +110,11 @@ class Search:
                                       languages=self._catalog.languages())
         vector_hits = index.vector_search(vector.result(), VECTOR_POOL, paths=allowed)
         signals = note_signals(vector_hits, text_hits, text_weight=self.ranking.text_weight)
-        context = query_context(self._catalog, query, signals, self.ranking)
+        context = self._contexts(query, signals, self.ranking)
         matches = rank_notes(signals, context, params=self.ranking,
                              limit=max(RERANK_POOL, top_k * 5))
         matches = [m for m in matches if m.relevance >= min_relevance]
-        records = self._catalog.records_for(m.path for m in matches)
+        records = self._catalog.known_records_for(m.path for m in matches)
         copies = self._listed_copies(records)
         matches = [m for m in matches if m.path not in copies]
         records = {p: r for p, r in records.items() if p not in copies}

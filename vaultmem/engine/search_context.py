@@ -5,43 +5,102 @@ in each note's language (index/analysis.py's `word_keys`), and the function word
 query's language (core/function_words.py: they count as no evidence of a match).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
-plain values.
+plain values. A note's thread neighbours change only when a note of the vault does: a
+`QueryContexts` keeps them between searches for as long as the catalog's `generation` stays
+the same (a search's ~400 candidates asked the catalog for ~30 folder listings and looked
+each note up in its thread, every search).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from vaultmem.core.function_words import for_query
 from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
-from vaultmem.core.relevance import thread_key, thread_neighbours, thread_of
+from vaultmem.core.relevance import WordKeys, thread_key, thread_neighbour_map, thread_of
 from vaultmem.index.analysis import STEMMERS, word_keys
 from vaultmem.index.catalog import Catalog
+
+_NEIGHBOURS_KEPT = 200_000  # notes whose neighbours are kept, over every thread rule asked for
+
+#: The values of RankingParams that decide a note's thread neighbours.
+_ThreadRule = tuple[bool, int, float, int]
+_Neighbours = Sequence[tuple[str, int]]
+
+
+class QueryContexts:
+    """The QueryContexts of one catalog's searches, with each note's thread neighbours kept
+    until a note changes."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._catalog = catalog
+        self._generation = -1
+        # rule -> path -> its neighbours (None: the note is in no thread)
+        self._neighbours: dict[_ThreadRule, dict[str, _Neighbours | None]] = {}
+
+    def __call__(self, query: str, signals: Mapping[str, NoteSignals],
+                 params: RankingParams = DEFAULT_RANKING) -> QueryContext:
+        """The QueryContext of `signals`' notes."""
+        catalog = self._catalog
+        names, languages = catalog.note_names_and_languages_for(signals)
+        neighbours = self._neighbours_of(signals, params) if params.thread_share > 0 else {}
+        keys: dict[str, WordKeys] = {}
+        by_language: dict[str, WordKeys] = {}
+        for path, language in languages.items():
+            if language in STEMMERS:
+                if language not in by_language:
+                    by_language[language] = word_keys(frozenset({language}))
+                keys[path] = by_language[language]
+        return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys,
+                            function_words=for_query(query))
+
+    def _neighbours_of(self, paths: Mapping[str, object], params: RankingParams
+                       ) -> dict[str, _Neighbours]:
+        generation = self._catalog.generation()
+        if generation != self._generation or sum(map(len, self._neighbours.values())) > \
+                _NEIGHBOURS_KEPT:
+            self._neighbours.clear()
+            self._generation = generation
+        rule = (params.thread_any_name, params.thread_max_chunks, params.thread_short_share,
+                params.thread_width)
+        known = self._neighbours.setdefault(rule, {})
+        missing = [path for path in paths if path not in known]
+        if missing:
+            self._learn(missing, known, params)
+        found: dict[str, _Neighbours] = {}
+        for path in paths:
+            around = known[path]
+            if around is not None:
+                found[path] = around
+        return found
+
+    def _learn(self, paths: list[str], known: dict[str, _Neighbours | None],
+               params: RankingParams) -> None:
+        """Each path's neighbours into `known`, every note of each thread met at once."""
+        for path in paths:
+            if path in known:
+                continue
+            key = thread_key(path, any_name=params.thread_any_name)
+            if key is None:
+                known[path] = None
+                continue
+            short = self._catalog.paths_in_folder(
+                key[0], key[1], max_chunks=params.thread_max_chunks, memories=False)
+            thread = (thread_of(short, key, any_name=params.thread_any_name)
+                      if _mostly_short(self._catalog, key, short, params) else [])
+            members = thread_neighbour_map(thread, params.thread_width)
+            for member, around in members.items():
+                known.setdefault(member, around)
+            if path not in known:  # not in its folder's thread (long, a memory, unlisted)
+                known[path] = []
 
 
 def query_context(
     catalog: Catalog, query: str, signals: Mapping[str, NoteSignals],
     params: RankingParams = DEFAULT_RANKING,
 ) -> QueryContext:
-    """The QueryContext of `signals`' notes."""
-    names = catalog.note_names_for(signals)
-    threads: dict[tuple[str, str, str], list[str]] = {}
-    neighbours = {}
-    for path in signals if params.thread_share > 0 else ():
-        key = thread_key(path, any_name=params.thread_any_name)
-        if key is None:
-            continue
-        if key not in threads:
-            short = catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks,
-                                            memories=False)
-            threads[key] = (thread_of(short, key, any_name=params.thread_any_name)
-                            if _mostly_short(catalog, key, short, params) else [])
-        neighbours[path] = thread_neighbours(threads[key], path, params.thread_width)
-    keys = {path: word_keys(frozenset({language}))
-            for path, language in catalog.note_languages_for(signals).items()
-            if language in STEMMERS}
-    return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys,
-                        function_words=for_query(query))
+    """The QueryContext of `signals`' notes, nothing kept (a search keeps a QueryContexts)."""
+    return QueryContexts(catalog)(query, signals, params)
 
 
 def _mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],

@@ -27,6 +27,7 @@ _LIST_COLUMNS = {"tags", "aliases", "links"}
 _PER_QUERY = 500  # paths bound in one IN (...): below SQLite's variable limit
 _NAMES_KEPT = 100_000  # notes whose names stay in memory between searches
 _FOLDERS_KEPT = 10_000  # folder listings (threads' notes) kept likewise
+_RECORDS_KEPT = 20_000  # search candidates' rows kept likewise
 
 #: Told of every change this process makes: (upserted records, deleted paths), or
 #: (None, ()) when every row was dropped.
@@ -63,8 +64,11 @@ class Catalog:
         self._names: dict[str, tuple[str, ...]] = {}
         self._note_languages: dict[str, str] = {}  # filled with the names
         self._folders: dict[tuple[str, str, int | None, bool], tuple[str, ...]] = {}
+        self._records: dict[str, NoteRecord] = {}  # search candidates' rows
+        self._id_paths: dict[str, tuple[str, ...]] = {}  # paths_for_note_id's answers
         self._languages: frozenset[str] | None = None
         self._memo_version = -1
+        self._generation = 0  # counts the times the memos were forgotten
 
     def subscribe(self, listener: Listener) -> None:
         """Call `listener` after each committed change made through this catalog."""
@@ -81,12 +85,27 @@ class Catalog:
         filled, or they grew too large."""
         version = self.data_version()
         if (version != self._memo_version or len(self._names) > _NAMES_KEPT
-                or len(self._folders) > _FOLDERS_KEPT):
-            self._names.clear()
-            self._note_languages.clear()
-            self._folders.clear()
-            self._languages = None
+                or len(self._folders) > _FOLDERS_KEPT or len(self._records) > _RECORDS_KEPT
+                or len(self._id_paths) > _NAMES_KEPT):  # ids asked for that no note has too
+            self._forget_memos()
             self._memo_version = version
+
+    def _forget_memos(self) -> None:
+        self._names.clear()
+        self._note_languages.clear()
+        self._folders.clear()
+        self._records.clear()
+        self._id_paths.clear()
+        self._languages = None
+        self._generation += 1
+
+    def generation(self) -> int:
+        """A number that changes whenever a note may have changed since it was last read
+        (here or in another process): what a caller derives from the catalog's answers may be
+        kept while it stays the same."""
+        with self._lock:
+            self._check_memos()
+            return self._generation
 
     def _notify(self, upserts: Sequence[NoteRecord] | None, deletes: Sequence[str]) -> None:
         for listener in list(self._listeners):
@@ -116,10 +135,7 @@ class Catalog:
                 "INSERT INTO meta(key, value) VALUES (?, ?)",
                 [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
             )
-            self._names.clear()
-            self._note_languages.clear()
-            self._folders.clear()
-            self._languages = None
+            self._forget_memos()
         self._notify(None, ())
 
     # reads --------------------------------------------------------------------------------
@@ -140,6 +156,16 @@ class Catalog:
                 f"SELECT {', '.join(_COLUMNS)} FROM notes WHERE path IN ({marks})", tuple(part))
             found.update((row[0], _to_record(row)) for row in rows)
         return found
+
+    def known_records_for(self, paths: Iterable[str]) -> dict[str, NoteRecord]:
+        """`records_for`, answered from memory for notes unchanged since they were last asked
+        for (a search's candidates: the rows recur across searches)."""
+        wanted = list(dict.fromkeys(paths))
+        with self._lock:
+            self._check_memos()
+            kept = self._records
+            kept.update(self.records_for(p for p in wanted if p not in kept))
+            return {p: kept[p] for p in wanted if p in kept}
 
     def note_names_for(self, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """Every name of each known path (`names_of`: file name, title, aliases), answered
@@ -163,9 +189,17 @@ class Catalog:
     def note_languages_for(self, paths: Iterable[str]) -> dict[str, str]:
         """The language of each known path, kept in memory like its names."""
         wanted = list(dict.fromkeys(paths))
+        return self.note_names_and_languages_for(wanted)[1]
+
+    def note_names_and_languages_for(
+        self, paths: Iterable[str]
+    ) -> tuple[dict[str, tuple[str, ...]], dict[str, str]]:
+        """`note_names_for` and `note_languages_for` at once."""
+        wanted = list(dict.fromkeys(paths))
         with self._lock:
-            self.note_names_for(wanted)
-            return {p: self._note_languages[p] for p in wanted if p in self._note_languages}
+            names = self.note_names_for(wanted)
+            languages = self._note_languages
+            return names, {p: languages[p] for p in names if p in languages}
 
     def languages(self) -> frozenset[str]:
         """The languages of the indexed notes ("" for notes of unknown language): a query is
@@ -201,9 +235,15 @@ class Catalog:
             return list(self._folders[key])
 
     def paths_for_note_id(self, note_id: str) -> list[str]:
-        """Every catalogued path carrying this `stm_id` (more than one after a sync conflict)."""
-        rows = self._query("SELECT path FROM notes WHERE note_id = ? ORDER BY path", (note_id,))
-        return [row[0] for row in rows]
+        """Every catalogued path carrying this `stm_id` (more than one after a sync conflict),
+        kept in memory until a note changes."""
+        with self._lock:
+            self._check_memos()
+            if note_id not in self._id_paths:
+                rows = self._query("SELECT path FROM notes WHERE note_id = ? ORDER BY path",
+                                   (note_id,))
+                self._id_paths[note_id] = tuple(row[0] for row in rows)
+            return list(self._id_paths[note_id])
 
     def duplicate_ids(self) -> dict[str, list[str]]:
         """{stm_id: paths} for every id that more than one note carries."""
@@ -254,9 +294,12 @@ class Catalog:
             for path in (*deletes, *(record.path for record in records)):
                 self._names.pop(path, None)
                 self._note_languages.pop(path, None)
+                self._records.pop(path, None)
             if records or deletes:
                 self._folders.clear()  # any note may join or leave a listing
+                self._id_paths.clear()  # or carry an id
                 self._languages = None
+                self._generation += 1
         self._notify(records, deletes)  # outside the lock: listeners may read the catalog
 
     # plumbing -----------------------------------------------------------------------------

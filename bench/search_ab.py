@@ -108,9 +108,11 @@ def _run(trees: dict[str, Path], copies: dict[str, Path], rounds: int
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false")
     workers = {
-        side: subprocess.Popen(  # this file, run in the tree: its code, its venv
+        # this file, run with the tree's venv and the tree first on the import path: its code
+        side: subprocess.Popen(
             [str(tree / ".venv" / "bin" / "python"), __file__, "--worker",
-             str(copies[side])], cwd=tree, env=env, stdin=subprocess.PIPE,
+             str(copies[side])], cwd=tree, env=dict(env, PYTHONPATH=str(tree)),
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, text=True)
         for side, tree in trees.items()}
     times: dict[str, list[float]] = {side: [] for side in trees}
@@ -146,7 +148,6 @@ def _run(trees: dict[str, Path], copies: dict[str, Path], rounds: int
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
-        sys.path[0] = os.getcwd()  # the tree's own code, not this file's folder
         worker(Path(sys.argv[2]))
     else:
         main()

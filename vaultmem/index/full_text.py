@@ -125,26 +125,25 @@ def best_scores(first: pa.Table, second: pa.Table, k: int) -> pa.Table:
 
 
 def _full_text_query(terms: Terms) -> Any:
-    words = MultiMatchQuery(terms.words, list(tb.FTS_COLUMNS), boosts=[1.0, TITLE_BOOST],
-                            operator=FullTextOperator.OR)
+    return _with_terms(MultiMatchQuery(terms.words, list(tb.FTS_COLUMNS),
+                                       boosts=[1.0, TITLE_BOOST], operator=FullTextOperator.OR),
+                       terms)
+
+
+def _names_query(terms: Terms) -> Any:
+    """The part of `_full_text_query` that reads no `text`: the names, and the terms."""
+    return _with_terms(MultiMatchQuery(terms.words, ["title"], boosts=[TITLE_BOOST],
+                                       operator=FullTextOperator.OR), terms)
+
+
+def _with_terms(words: Any, terms: Terms) -> Any:
+    """`words`, or else the query's analysed terms in the terms column."""
     if not terms.analysed:
         return words
     analysed = MatchQuery(terms.analysed, tb.TERMS_COLUMN, boost=1.0, fuzziness=0,
                           max_expansions=50, prefix_length=0, document_granularity=None,
                           operator=FullTextOperator.OR)
     return BooleanQuery([(Occur.SHOULD, words), (Occur.SHOULD, analysed)])
-
-
-def _names_query(terms: Terms) -> Any:
-    """The part of `_full_text_query` that reads no `text`: the names, and the terms."""
-    names = MultiMatchQuery(terms.words, ["title"], boosts=[TITLE_BOOST],
-                            operator=FullTextOperator.OR)
-    if not terms.analysed:
-        return names
-    analysed = MatchQuery(terms.analysed, tb.TERMS_COLUMN, boost=1.0, fuzziness=0,
-                          max_expansions=50, prefix_length=0, document_granularity=None,
-                          operator=FullTextOperator.OR)
-    return BooleanQuery([(Occur.SHOULD, names), (Occur.SHOULD, analysed)])
 
 
 def _query(chunks: Any, terms: Terms) -> Any:

@@ -3,7 +3,7 @@ most engine and api tests stand on."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,3 +24,11 @@ def fake_app(vault: Path, data: Path, **overrides: Any) -> Iterator[App]:
         yield app
     finally:
         app.close()
+
+
+def write_notes(vault: Path, notes: Mapping[str, str]) -> Path:
+    """`notes` (path in the vault -> text) written into `vault`; the vault."""
+    for path, text in notes.items():
+        (vault / path).parent.mkdir(parents=True, exist_ok=True)
+        (vault / path).write_text(text, encoding="utf-8")
+    return vault

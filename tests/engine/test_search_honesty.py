@@ -10,12 +10,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from vaultmem.app import App, build_app
-from vaultmem.config import load_settings
+from vaultmem.app import App
 from vaultmem.core.function_words import ENGLISH
 from vaultmem.core.ranking import MATCH_FLOOR, is_match, note_signals, rank_notes
 from vaultmem.engine.search import TEXT_POOL, VECTOR_POOL
 from vaultmem.engine.search_context import query_context
+from vaultmem_testing.apps import fake_app, write_notes
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -43,16 +43,8 @@ NOTES = {
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
     tmp_path = tmp_path_factory.mktemp("honesty")
-    vault = tmp_path / "vault"
-    for path, text in NOTES.items():
-        (vault / path).parent.mkdir(parents=True, exist_ok=True)
-        (vault / path).write_text(text, encoding="utf-8")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake"})
-    app = build_app(settings)
-    app.sync.reindex()
-    yield app
-    app.close()
+    with fake_app(write_notes(tmp_path / "vault", NOTES), tmp_path / "data") as app:
+        yield app
 
 
 def _matched(app: App, query: str) -> list[str]:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.app import App, build_app
-from vaultmem.config import load_settings
+from vaultmem.app import App
 from vaultmem.core.relevance import english_keys
 from vaultmem.engine.search_context import query_context
+from vaultmem_testing.apps import fake_app, write_notes
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -33,23 +33,11 @@ NOTES = {
 }
 
 
-def _app(tmp_path: Path, notes: dict[str, str]) -> App:
-    vault = tmp_path / "vault"
-    for path, text in notes.items():
-        (vault / path).parent.mkdir(parents=True, exist_ok=True)
-        (vault / path).write_text(text, encoding="utf-8")
-    settings = load_settings(tmp_path / "none.toml", env={}, overrides={
-        "vault": vault, "data_dir": tmp_path / "data", "embedding_model": "fake"})
-    app = build_app(settings)
-    app.sync.reindex()
-    return app
-
-
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
-    app = _app(tmp_path_factory.mktemp("languages"), NOTES)
-    yield app
-    app.close()
+    tmp_path = tmp_path_factory.mktemp("languages")
+    with fake_app(write_notes(tmp_path / "vault", NOTES), tmp_path / "data") as app:
+        yield app
 
 
 def _top(app: App, query: str) -> list[str]:
@@ -93,14 +81,11 @@ def test_english_beside_them_is_searched_as_before(app: App) -> None:
 
 def test_an_english_vault_compares_words_as_before(tmp_path: Path) -> None:
     english = {p: t for p, t in NOTES.items() if p.startswith("Notes/")}
-    app = _app(tmp_path, english)
-    try:
+    with fake_app(write_notes(tmp_path / "vault", english), tmp_path / "data") as app:
         assert app.catalog.languages() == {"en"}
         context = query_context(app.catalog, "painting", {"Notes/Painting.md": None})  # type: ignore[dict-item]
         assert context.keys == {} and context.keys_of("Notes/Painting.md") is english_keys
         assert _top(app, "paintings harbour")[0] == "Notes/Painting.md"
-    finally:
-        app.close()
 
 
 def test_each_bundled_model_ranks_with_its_own_values() -> None:

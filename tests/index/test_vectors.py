@@ -137,7 +137,9 @@ def test_broad_filters_walk_the_ranking_and_find_what_gathering_rows_finds(
         monkeypatch.setattr("vaultmem.index.vectors.BROAD_FILTER", 10**9)  # walk the ranking
         walked = matrix.search(query, k, allowed)
         assert [h.chunk_id for h in walked] == [h.chunk_id for h in gathered]
-        assert [h.score for h in walked] == pytest.approx([h.score for h in gathered])
+        # float32 dot products over a subset or the whole matrix may differ in the last bits
+        # (BLAS blocks them differently): a cosine near 0 differs by ~1e-8, beyond a relative bound
+        assert [h.score for h in walked] == pytest.approx([h.score for h in gathered], abs=1e-6)
         assert all(hit.path in allowed for hit in walked)
 
 

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.eval_baselines import METRICS
-from bench.eval_capture import CapturedSet, capture_all, load, rank, save
+from bench.eval_capture import CapturedSet, bundled_embedders, capture_all, load, rank, save
 from bench.eval_sets import SESSION_LAYOUT, TLDR_LANGUAGES
 from bench.eval_support import mean
 from vaultmem.core.ranking import RankingParams
@@ -109,19 +109,9 @@ def table(sets: list[CapturedSet], base: RankingParams,
 
 
 def main(argv: list[str]) -> int:
-    from bench.eval_support import CachedEmbedder
-    from vaultmem.app import embedder_options
-    from vaultmem.config import Settings
-    from vaultmem.index.embedders import make_embedder
-
     command = argv[0] if argv else "table"
     if command == "capture" or not CAPTURE.exists():
-        options = embedder_options(Settings())
-        embedders = {}
-        for model in ("english", "multilingual"):
-            real = make_embedder(model, options)
-            embedders[model] = CachedEmbedder(
-                real, Path("bench-out/eval-cache") / getattr(real, "runtime", "other"))
+        embedders = bundled_embedders()
         sets = []
         languages = TLDR_LANGUAGES
         if "--languages" in argv:

@@ -155,3 +155,18 @@ def _now() -> object:
 
 
 _NOW = _now()
+
+
+def bundled_embedders() -> dict[str, CachedEmbedder]:
+    """Both bundled models (the default settings' options), each behind the eval's cache."""
+    from vaultmem.app import embedder_options
+    from vaultmem.config import Settings
+    from vaultmem.index.embedders import make_embedder
+
+    options = embedder_options(Settings())
+    embedders = {}
+    for model in ("english", "multilingual"):
+        real = make_embedder(model, options)
+        embedders[model] = CachedEmbedder(
+            real, Path("bench-out/eval-cache") / getattr(real, "runtime", "other"))
+    return embedders

@@ -26,7 +26,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.eval_baselines import METRICS
-from bench.eval_capture import Captured, CapturedSet, capture_all, load, save
+from bench.eval_capture import (
+    Captured,
+    CapturedSet,
+    bundled_embedders,
+    capture_all,
+    load,
+    save,
+)
 from bench.eval_sets import NO_ANSWER
 from bench.eval_support import CachedEmbedder, mean
 from vaultmem.core.function_words import ENGLISH, for_query
@@ -157,27 +164,13 @@ def _best(app: object, query: str, now: object) -> float:
     return max((hit.relevance for hit in found.hits), default=0.0)
 
 
-def _embedders() -> dict[str, CachedEmbedder]:
-    from vaultmem.app import embedder_options
-    from vaultmem.config import Settings
-    from vaultmem.index.embedders import make_embedder
-
-    options = embedder_options(Settings())
-    embedders = {}
-    for model in ("english", "multilingual"):
-        real = make_embedder(model, options)
-        embedders[model] = CachedEmbedder(
-            real, Path("bench-out/eval-cache") / getattr(real, "runtime", "other"))
-    return embedders
-
-
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "table"
     if command == "examples":
-        examples(_embedders())
+        examples(bundled_embedders())
         return 0
     if command == "capture":
-        embedders = _embedders()
+        embedders = bundled_embedders()
         sets = []
         for captured in capture_all(embedders, auto_model_only=True):
             print(f"captured {captured.name}: {len(captured.queries)} queries", flush=True)

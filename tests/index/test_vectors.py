@@ -188,3 +188,51 @@ def test_rows_are_found_by_row_id_while_known_and_alive() -> None:
     assert matrix.hits_by_row_id([7 * 1250], [1.0]) is None
     found = matrix.hits_by_row_id([1, 2], [1.0, 0.5])
     assert found is not None and [h.chunk_id for h in found] == ["new.md#0", "n1250.md#0"]
+
+
+def test_zero_rows_are_left_unwritten_in_the_zeroed_matrix() -> None:
+    """A zero vector (a first index's words pass) is not written: the matrix is made zeroed,
+    and the pages never written take no memory."""
+    from vaultmem.index.vectors import _write_rows
+
+    matrix = np.full((5, 3), np.nan, dtype=np.float32)
+    rows = np.array([[0, 0, 0], [1, 2, 3], [0, 0, 0], [0, 0.5, 0]], dtype=np.float32)
+    _write_rows(matrix, 1, rows)
+    assert np.isnan(matrix[[0, 1, 3]]).all()
+    assert matrix[2].tolist() == [1, 2, 3] and matrix[4].tolist() == [0, 0.5, 0]
+
+
+def test_zero_rows_grow_and_compact_like_any_other() -> None:
+    """Notes added with zero vectors, then given theirs (words first, then vectors), across the
+    matrix's growth and compactions: searches and stored vectors as a plain reference has
+    them."""
+    rng = np.random.default_rng(7)
+    matrix = VectorMatrix(DIM)
+    reference: dict[str, np.ndarray] = {}
+    for i in range(2500):
+        reference[f"n{i}.md"] = np.zeros((1 + i % 3, DIM), dtype=np.float32)
+        _add_note(matrix, f"n{i}.md", reference[f"n{i}.md"])
+    for i in range(0, 2500, 2):  # half of them get their vectors, some rows still zero
+        path = f"n{i}.md"
+        vectors = _unit_rows(rng, 1 + i % 3)
+        vectors[0] *= i % 5 != 0
+        matrix.remove_paths([path])
+        reference[path] = vectors
+        _add_note(matrix, path, vectors)
+    assert matrix._vectors.shape[0] >= len(matrix._ids) > 1024  # grown, compacted on the way
+    query = rng.standard_normal(DIM).astype(np.float32)
+    unit = query / np.linalg.norm(query)
+    scores = {f"{p}#{n}": float(v @ unit) for p, vs in reference.items() for n, v in enumerate(vs)}
+    hits = matrix.search(query, 40)
+    assert [h.score for h in hits] == pytest.approx(sorted(scores.values(), reverse=True)[:40],
+                                                    abs=1e-5)
+    assert all(scores[h.chunk_id] == pytest.approx(h.score, abs=1e-5) for h in hits)
+    with_place = VectorMatrix(DIM)
+    with_place.add(["a#0", "a#1"], ["a", "a"], ["x", "y"], np.array(
+        [np.zeros(DIM), np.ones(DIM)], dtype=np.float32), [(0, ""), (1, "")])
+    with_place.compact()
+    stored = with_place.chunks_of(["a"])
+    assert [row[5].tolist() for row in stored] == [[0.0] * DIM, [1.0] * DIM]
+    matrix.compact()
+    assert len(matrix) == sum(len(v) for v in reference.values())
+    assert [h.chunk_id for h in matrix.search(query, 40)] == [h.chunk_id for h in hits]

@@ -24,6 +24,7 @@ _MIN_CAPACITY = 1024
 # unfiltered ranking (see VectorMatrix._search_broad); narrower ones gather their own rows.
 BROAD_FILTER = 20
 _MIN_DEAD_FOR_COMPACTION = 1024
+_COPY_ROWS = 4096  # rows copied at a time when the matrix is moved (grown or compacted)
 
 
 def normalise_rows(vectors: Vector) -> Vector:
@@ -91,7 +92,13 @@ class VectorMatrix:
             raise ValueError(f"expected vectors of dim {self.dim}, got shape {vectors.shape}")
         start = len(self._ids)
         self._reserve(start + count)
-        self._vectors[start : start + count] = vectors
+        _write_rows(self._vectors, start, vectors)
+        self._append(chunk_ids, paths, texts, places, row_ids)
+
+    def _append(self, chunk_ids: Sequence[str], paths: Sequence[str], texts: Sequence[str],
+                places: Sequence[tuple[int, str] | None], row_ids: Sequence[int]) -> None:
+        """The rows' lists and lookups (their vectors written already)."""
+        start, count = len(self._ids), len(chunk_ids)
         self._alive[start : start + count] = True
         self._ids.extend(chunk_ids)
         self._paths.extend(paths)
@@ -125,14 +132,18 @@ class VectorMatrix:
     def compact(self) -> None:
         """Drop tombstoned rows and rebuild the lookup tables."""
         keep = np.flatnonzero(self._alive[: len(self._ids)])
-        vectors = self._vectors[keep]
+        old = self._vectors
         ids = [self._ids[i] for i in keep]
         paths = [self._paths[i] for i in keep]
         texts = [self._texts[i] for i in keep]
         places = [self._places[i] for i in keep]
         row_ids = [self._row_ids[i] for i in keep]
         self._reset()
-        self.add(ids, paths, texts, vectors, places, row_ids)
+        self._reserve(len(keep))
+        for first in range(0, len(keep), _COPY_ROWS):  # no copy of every row at once
+            rows = keep[first : first + _COPY_ROWS]
+            _write_rows(self._vectors, first, old[rows])
+        self._append(ids, paths, texts, places, row_ids)
 
     def set_row_ids(self, row_ids: Sequence[int], chunk_ids: Sequence[str],
                     paths: Sequence[str]) -> None:
@@ -277,10 +288,24 @@ class VectorMatrix:
             return
         new_capacity = max(needed, capacity * 2)
         vectors = np.zeros((new_capacity, self.dim), dtype=np.float32)
-        vectors[:capacity] = self._vectors
+        for first in range(0, len(self._ids), _COPY_ROWS):
+            _write_rows(vectors, first, self._vectors[first : first + _COPY_ROWS])
         alive = np.zeros(new_capacity, dtype=bool)
         alive[:capacity] = self._alive
         self._vectors, self._alive = vectors, alive
+
+
+def _write_rows(matrix: Vector, start: int, vectors: Vector) -> None:
+    """`vectors` into `matrix` from row `start`, leaving its zero rows unwritten: the matrix
+    is made zeroed (np.zeros: pages the system gives on first write), so a zero row need not
+    be written, and a page never written takes no memory. A first index's words pass adds
+    every chunk with a zero vector (pipeline/words_first.py): tens of thousands of rows, tens
+    of MB, that its vectors then replace."""
+    filled = np.flatnonzero(vectors.any(axis=1))
+    if filled.size == len(vectors):
+        matrix[start : start + len(vectors)] = vectors
+    elif filled.size:
+        matrix[start + filled] = vectors[filled]
 
 
 def _unit(vector: Vector) -> Vector:

@@ -1,0 +1,156 @@
+"""What a daemon holds during a first index: `python -m bench.first_index_memory [--notes N]`.
+
+A real daemon (the real English model, the daemon's defaults) runs in this process on a vault
+built as `bench/bigvault.py` builds it. Every `--every` seconds a line: RSS, its anonymous and
+file-backed parts (`/proc/self/smaps_rollup`), glibc's heap (`mallinfo2`: in use, free inside
+the arenas, in mmapped blocks), the in-memory vector matrix's rows (live / all / capacity),
+and the indexer's step (bench/index_wait.py's), while titles are searched (three a second);
+with `--trace`, Python's own allocations (tracemalloc, slow) and, at each
+`--snapshot-every`, the lines that hold the most of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import random
+import tempfile
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+from bench.bigvault import build_vault
+from bench.index_wait import indexer_step
+from bench.support import load_average, machine_lines, now_utc
+
+
+class _Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+        "fordblks", "keepcost")]
+
+
+def mallinfo() -> tuple[float, float, float]:
+    """glibc's heap in MB: (in use, free in the arenas, in mmapped blocks)."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _Mallinfo2
+    info = libc.mallinfo2()
+    return info.uordblks / 1e6, info.fordblks / 1e6, info.hblkhd / 1e6
+
+
+def smaps() -> dict[str, float]:
+    values = {}
+    for line in Path("/proc/self/smaps_rollup").read_text().splitlines()[1:]:
+        key, _, rest = line.partition(":")
+        values[key] = int(rest.split()[0]) / 1000
+    return values
+
+
+def matrix_rows(parts: Any) -> str:
+    index = getattr(parts.index, "_index", None) or getattr(parts.index, "_value", None)
+    matrix = getattr(index, "_matrix", None)
+    if matrix is None:
+        return "-"
+    return f"{len(matrix)}/{len(matrix._ids)}/{matrix._vectors.shape[0]}"
+
+
+def line(started: float, parts: Any, startup: threading.Thread | None) -> str:
+    s = smaps()
+    used, free, mapped = mallinfo()
+    traced = tracemalloc.get_traced_memory()[0] / 1e6 if tracemalloc.is_tracing() else 0.0
+    return (f"{time.perf_counter() - started:6.0f} s  RSS {s['Rss']:5.0f}  anon "
+            f"{s['Anonymous']:5.0f}  file {s['Rss'] - s['Anonymous']:4.0f}  heap used "
+            f"{used:5.0f} free {free:4.0f} mmapped {mapped:4.0f}  python {traced:5.0f}  "
+            f"matrix {matrix_rows(parts)}  {indexer_step(startup)}")
+
+
+def top(snapshot: tracemalloc.Snapshot, count: int) -> None:
+    for stat in snapshot.statistics("traceback")[:count]:
+        frames = " < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in stat.traceback)
+        print(f"      {stat.size / 1e6:6.1f} MB {stat.count:8d}  {frames}")
+
+
+def ask(daemon: Any, paths: list[str], per_second: float, done: threading.Event) -> None:
+    """Titles searched, `per_second` a second (none: 0), as bench/bigvault.py's rounds."""
+    rng = random.Random(11)
+    titles = [Path(p).stem.replace("-", " ").replace("_", " ") for p in paths]
+    while per_second > 0 and not done.wait(1.0 / per_second):
+        daemon.api.call("search", {"query": rng.choice(titles), "top_k": 20})
+
+
+def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory(prefix="vaultmem-bench-firstmem-") as tmp:
+        root = Path(tmp)
+        vault = root / "vault"
+        paths = build_vault(vault, args.notes, seed=11)
+        os.environ.update({
+            "VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(root / "data"),
+            "VAULTMEM_CONFIG": str(root / "none.toml"), "VAULTMEM_PORT": "0",
+            "VAULTMEM_EMBEDDING_MODEL": "default", "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+        })
+        from vaultmem.daemon.native import pause_gc, quiet_blas
+
+        quiet_blas()
+        pause_gc()
+        if args.trace:
+            tracemalloc.start(args.trace)
+        from vaultmem.app import build_app, daemon_params
+        from vaultmem.config import load_settings
+        from vaultmem.daemon.run import Daemon
+
+        print(f"vaultmem first-index memory, {now_utc():%Y-%m-%d %H:%M} UTC")
+        print(*machine_lines(), sep="\n")
+        print(f"{len(paths):,} notes; MB (10^6 bytes)", flush=True)
+        settings = load_settings()
+        parts = build_app(settings, daemon=True).daemon_parts()
+        daemon = Daemon(daemon_params(settings), parts)
+        started = time.perf_counter()
+        daemon.start()
+        next_snapshot = args.snapshot_every
+        done = threading.Event()
+        asker = threading.Thread(target=ask, args=(daemon, paths, args.per_second, done),
+                                 daemon=True)
+        asker.start()
+        try:
+            time.sleep(0.5)
+            startup = next((t for t in threading.enumerate() if t.name == "vaultmem-startup"),
+                           None)
+            while time.perf_counter() - started < args.seconds:
+                print(line(started, parts, startup), flush=True)
+                if args.trace and time.perf_counter() - started >= next_snapshot:
+                    next_snapshot += args.snapshot_every
+                    top(tracemalloc.take_snapshot(), args.top)
+                if daemon.progress.last is not None and not daemon.progress.running:
+                    print("index ready")
+                    break
+                time.sleep(args.every)
+            for _ in range(3):
+                time.sleep(args.every)
+                print(line(started, parts, startup), flush=True)
+            if args.trace:
+                top(tracemalloc.take_snapshot(), args.top)
+        finally:
+            done.set()
+            asker.join()
+            daemon.stop()
+        print(f"load average {load_average()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--per-second", type=float, default=3.0, help="title searches")
+    parser.add_argument("--every", type=float, default=3.0)
+    parser.add_argument("--trace", type=int, default=0, help="tracemalloc's frames (0: off)")
+    parser.add_argument("--snapshot-every", type=float, default=30.0)
+    parser.add_argument("--top", type=int, default=15)
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

@@ -3,9 +3,11 @@ from the catalog: a metadata-only change is a catalog write, a batch reads its o
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Collection, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from vaultmem.index.upkeep import Occasion
 from vaultmem.pipeline.indexer import Indexer
 from vaultmem.pipeline.words_first import words_only
 from vaultmem.vault.ignore import IgnoreRules
+from vaultmem.vault.notes import Note
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -244,6 +247,37 @@ def test_a_first_index_writes_every_notes_words_then_vectors_newest_first(
         notes = [n for n in order if n.startswith("note ")]
         assert notes == [f"note {n} — Note {n}" for n in range(6)], order  # newest first
         assert not any(words_only(r) for r in catalog.records().values())
+    finally:
+        store.index.close()
+
+
+class HeldNotesEmbedder(FakeEmbedder):
+    """Counts, at each bulk embedding, the parsed notes alive in the process."""
+
+    def __init__(self) -> None:
+        super().__init__(32)
+        self.held: list[int] = []
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.held.append(sum(isinstance(o, Note) for o in gc.get_objects()))
+        return super().embed(texts)
+
+
+def test_a_first_index_holds_only_the_notes_of_the_batch_it_embeds(
+    tmp_path: Path, vault: Path, catalog: Catalog,
+) -> None:
+    """The words pass parses every note, the embedding parses each again in its turn: no
+    parsed note is kept from one to the other, nor after its batch is written (a 10k-note
+    vault's parsed notes were tens of MB held for the whole first index)."""
+    for i in range(40):
+        write(vault, f"more/note {i}.md", f"# More {i}\n\nWords about subject {i}.\n")
+    embedder = HeldNotesEmbedder()
+    store = CountingStore(tmp_path / "lance")
+    options = replace(indexer_options(Settings()), batch_chunks=4)
+    indexer = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, embedder, options)
+    try:
+        assert indexer.sync().added == 47
+        assert len(embedder.held) >= 10 and max(embedder.held) <= 4  # one batch's notes
     finally:
         store.index.close()
 

@@ -342,15 +342,18 @@ class Indexer:
         pending_chunks = 0
         first_unwritten = 0
         for n, path in enumerate(paths):
-            raw = parsed.get(path)
-            if pending and isinstance(raw, RawNote):  # what is ready goes first
+            # taken out of `parsed`: a note is held only until its batch is written, not for
+            # the rest of the sync (a first index's thousands of notes)
+            raw = parsed.pop(path, None)
+            large = isinstance(raw, RawNote) and len(raw.raw) > LARGE_NOTE_BYTES
+            if pending and large:  # what is ready goes first
                 yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
                 pending, pending_chunks, first_unwritten = [], 0, n
-            if isinstance(raw, RawNote):
+            if large:
+                assert isinstance(raw, RawNote)
                 note, chunks = self._parse_large(raw, between, frozenset(paths[n:]))
-                parsed[path] = note
             else:
-                note = self._note(path, parsed)
+                note = self._read(path, raw)
                 chunks = self._chunks(note)
             alone = len(chunks) > SLICE_CHUNKS
             if pending and (alone or pending_chunks + len(chunks) > self.options.batch_chunks):
@@ -420,11 +423,14 @@ class Indexer:
         }
 
     def _note(self, path: str, parsed: Parsed) -> Note:
-        note = parsed.get(path)
-        if not isinstance(note, Note):
-            note = read_note(self.root, path) if note is None else note.parse()
-            parsed[path] = note
+        note = parsed[path] = self._read(path, parsed.get(path))
         return note
+
+    def _read(self, path: str, held: Note | RawNote | None) -> Note:
+        """The note parsed: as held (parsed, or its bytes), or read now."""
+        if isinstance(held, Note):
+            return held
+        return read_note(self.root, path) if held is None else held.parse()
 
 
 def _wrote_text(report: SyncReport) -> bool:

@@ -130,13 +130,15 @@ class WordsFirst:
     def _parsed(path: str, parsed: dict[str, Note | RawNote]) -> Note | None:
         """The note parsed here: one held as its bytes is parsed when it is small enough to
         parse in this process (vault/parse_apart.py); a larger one gets its words with its
-        vectors."""
+        vectors. The parsed note is not kept: `parsed` holds it as its bytes until its turn
+        to be embedded (a parsed note holds ~2-3x its bytes; ten thousand of them, held for
+        the whole first index, were tens of MB)."""
         note = parsed.get(path)
         if isinstance(note, RawNote):
             if len(note.raw) >= PROCESS_BYTES:
                 return None
             try:
-                note = parsed[path] = note.parse()
+                return note.parse()
             except NoteError:
                 return None  # reported when its turn to be embedded comes
         return note

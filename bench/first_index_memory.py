@@ -67,6 +67,26 @@ def line(started: float, parts: Any, startup: threading.Thread | None) -> str:
             f"matrix {matrix_rows(parts)}  {indexer_step(startup)}")
 
 
+def mappings(count: int) -> None:
+    """The mappings holding the most resident memory, by file (anonymous ones together)."""
+    held: dict[str, float] = {}
+    name = ""
+    for text in Path("/proc/self/smaps").read_text().splitlines():
+        first = text.split(maxsplit=5)
+        if "-" in first[0] and len(first) >= 5 and ":" not in first[0]:
+            start, end = (int(x, 16) for x in first[0].split("-"))
+            size = f"{(end - start) / 1e6:.1f} MB mapping"
+            name = first[5] if len(first) > 5 else f"[anonymous] of {size}"
+        elif first[0] == "Rss:":
+            held[name] = held.get(name, 0.0) + int(first[1]) / 1000
+    anonymous = sorted((mb for name, mb in held.items() if name.startswith("[anonymous]")),
+                       reverse=True)
+    print(f"      anonymous mappings: {len(anonymous)}, {sum(anonymous):.0f} MB; "
+          f"the largest {', '.join(f'{mb:.1f}' for mb in anonymous[:count])}")
+    for name, mb in sorted(held.items(), key=lambda kv: -kv[1])[:count]:
+        print(f"      {mb:6.1f} MB  {name}")
+
+
 def top(snapshot: tracemalloc.Snapshot, count: int) -> None:
     for stat in snapshot.statistics("traceback")[:count]:
         frames = " < ".join(f"{Path(f.filename).name}:{f.lineno}" for f in stat.traceback)
@@ -133,6 +153,7 @@ def run(args: argparse.Namespace) -> None:
                 print(line(started, parts, startup), flush=True)
             if args.trace:
                 top(tracemalloc.take_snapshot(), args.top)
+            mappings(args.top)
         finally:
             done.set()
             asker.join()

@@ -15,6 +15,7 @@ import pytest
 from vaultmem.api.client import Client
 from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
+from vaultmem.daemon.native import Trimmer
 from vaultmem.daemon.run import Daemon
 from vaultmem.index.base import Vector
 from vaultmem.index.embedders import FakeEmbedder
@@ -68,6 +69,9 @@ def test_the_first_index_answers_by_words_flushes_uses_and_logs_its_progress(
     embedder = SlowEmbedder()
     app = build_app(settings, embedder=embedder, daemon=True)
     daemon = Daemon(daemon_params(settings), app.daemon_parts())
+    trimmed: list[str] = []  # the threads that trimmed the heap
+    daemon._trimmer = Trimmer(0.0, trim=lambda: trimmed.append(
+        threading.current_thread().name) is None)
     caplog.set_level(logging.INFO, logger="vaultmem.daemon.run")
     daemon.start()
     try:
@@ -89,6 +93,8 @@ def test_the_first_index_answers_by_words_flushes_uses_and_logs_its_progress(
             _flushed_within(vault / MEMORY, lambda: daemon.api.parts.uses.touch(
                 MEMORY_ID, datetime.now(UTC)))
         assert not embedder.go.is_set() and daemon.progress.running  # the index still waits
+        # the words pass's freed heap went back to the system before the first vector
+        assert "vaultmem-startup" in trimmed, trimmed
 
         embedder.go.set()
         wait_until(lambda: daemon.progress.last is not None, WAIT_S)

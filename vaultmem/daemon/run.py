@@ -221,8 +221,15 @@ class Daemon:
         sync = self.parts.sync
         self.progress.running = True
         logged = ProgressLog(log, sync.state)  # progress lines, then the ready line
+
+        def progress(done: int, total: int) -> None:
+            logged(done, total)
+            # each step frees what it wrote (the words pass's notes and rows, a batch's):
+            # a first index runs for minutes without the watcher's batches that trim
+            self._trimmer.maybe_trim()
+
         try:
-            report = sync.reindex(full=full, progress=logged)
+            report = sync.reindex(full=full, progress=progress)
             logged.finished(report, self.parts.catalog.indexed_totals())
             self._settle_moves(report)
             # Rows written since the last optimise are missing from the full-text index and

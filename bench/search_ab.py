@@ -10,7 +10,8 @@ daemon's query embedder (ONNX when installed) and answer `Search.search` for the
 queries; the parent asks them in turn, query by query (which goes first swaps each round), so
 that the machine's load falls on both alike. Printed: each side's p50 and p95, the difference
 of the p50s and their ratio, the median CPU time of a search (all the worker's threads: the
-figure a busy machine disturbs least), and whether the two answered the same hits.
+figure a busy machine disturbs least), and whether the two answered the same hits. Both
+workers run numpy's BLAS on the calling thread, as the daemon does (daemon/native.py).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+
+from vaultmem.daemon.native import BLAS_THREADS_ENV
 
 SIZE = 10_000
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # one `now` for both sides: same decay
@@ -107,6 +110,8 @@ def _run(trees: dict[str, Path], copies: dict[str, Path], rounds: int
          ) -> tuple[dict[str, list[float]], dict[str, list[float]], bool]:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false")
+    # numpy's BLAS on the calling thread, as the daemon runs it (daemon/native.py quiet_blas)
+    env.setdefault(BLAS_THREADS_ENV, "1")
     workers = {
         # this file, run with the tree's venv and the tree first on the import path: its code
         side: subprocess.Popen(

@@ -108,3 +108,32 @@ def test_kept_neighbours_follow_every_change_to_the_notes(tmp_path: Path) -> Non
     finally:
         catalog.close()
         other.close()
+
+
+def test_kept_names_and_languages_follow_every_change_to_the_notes(tmp_path: Path) -> None:
+    """A QueryContexts keeps each note's names and word keys between searches: a note
+    retitled, given an alias or another language, here or by another process, or added after
+    a search that did not find it in the catalog, shows so at the next search."""
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    other = Catalog(tmp_path / "catalog.sqlite3")
+    try:
+        trip, later = "n/Trip.md", "n/Later.md"
+        catalog.apply([note(trip, "a walk", title="Trip")[0]])
+        contexts = QueryContexts(catalog)
+        signals = {p: signal(p) for p in (trip, later)}
+        first = contexts("q", signals)
+        assert first.names == {trip: ("Trip",)} and first.keys == {}
+        assert contexts("q", signals).names == first.names
+        catalog.apply([note(trip, "a walk", title="Hike", aliases=("Ramble",))[0]])
+        assert contexts("q", signals).names[trip] == ("Trip", "Hike", "Ramble")
+        other.apply([note(trip, "a walk", title="Поездка", language="ru")[0]])
+        russian = contexts("q", signals)
+        assert russian.names[trip] == ("Trip", "Поездка")
+        assert "поездк" in russian.keys_of(trip)("поездках")
+        other.apply([note(later, "added since")[0]])
+        assert contexts("q", signals).names[later] == ("Later",)
+        fresh = query_context(catalog, "q", signals)
+        assert contexts("q", signals) == fresh
+    finally:
+        catalog.close()
+        other.close()

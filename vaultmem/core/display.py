@@ -33,9 +33,12 @@ def display_text(text: str, title: str = "") -> str:
         blocks.append(match.group("body"))
         return f"\n[{info[0] if info else 'code'}]\n"
 
-    prose = _FENCE.sub(block, text)
-    prose = _without_title(prose, title)
-    prose = _HEADING.sub(lambda m: m.group("h"), prose)
+    # each pattern is tried only where its marker occurs: most chunks are plain prose, and a
+    # search shows ten of them (the patterns scan every line otherwise)
+    prose = _FENCE.sub(block, text) if "```" in text or "~~~" in text else text
+    if "#" in prose:
+        prose = _without_title(prose, title)
+        prose = _HEADING.sub(lambda m: m.group("h"), prose)
     prose = _links(prose)
     if blocks and len(re.sub(r"\[[^\]\n]*\]|\s", "", prose)) < _PROSE_MIN:
         lines = [line.strip() for line in blocks[0].splitlines() if line.strip()]
@@ -71,5 +74,8 @@ def _links(text: str) -> str:
         heading = heading.lstrip("^#")
         return f"{name} > {heading}" if name and heading else (name or heading)
 
-    text = _WIKILINK.sub(wikilink, text)
+    if "[[" in text:
+        text = _WIKILINK.sub(wikilink, text)
+    if "](" not in text:
+        return text
     return _MD_LINK.sub(lambda m: m.group("text") or m.group("url"), text)

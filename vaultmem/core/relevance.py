@@ -138,7 +138,8 @@ class NameMatch:
     exact: bool  # the query is one of the note's names (case, accents, punctuation aside)
 
 
-_NO_NAME_MATCH = NameMatch(0.0, False)
+#: What `name_matches` gives a note none of whose names the query mentions (most notes).
+NO_NAME_MATCH = NameMatch(0.0, False)
 
 
 def name_match(query: str, names: Iterable[str], keys: WordKeys = english_keys) -> NameMatch:
@@ -162,7 +163,7 @@ def name_matches(query: str, names: Mapping[str, Sequence[str]], paths: Iterable
         if isinstance(own, tuple):
             normals, every = _names_keys(own, keys)
             if not (read[1] and read[1] in normals) and read[0].isdisjoint(every):
-                found[path] = _NO_NAME_MATCH
+                found[path] = NO_NAME_MATCH
                 continue
         found[path] = _name_match(read, own, keys)
     return found
@@ -184,7 +185,7 @@ def _name_match(read: tuple[frozenset[str], str], names: Iterable[str],
         if size:
             held = sum(1 for group in plain if not group.isdisjoint(query_keys))
             best = max(best, (held + named) / size)
-    return NameMatch(best, exact) if best or exact else _NO_NAME_MATCH
+    return NameMatch(best, exact) if best or exact else NO_NAME_MATCH
 
 
 @functools.lru_cache(maxsize=65536)
@@ -326,6 +327,28 @@ def word_evidence(query: str, text: str, keys: WordKeys = english_keys,
     # a CJK two-character word counts anywhere in a run (those runs have no word starts)
     found.update(i for i, key in runs if key in folded)
     return len(found) / wanted
+
+
+def word_evidences(query: str, texts: Iterable[tuple[str, str]],
+                   keys_of: Callable[[str], WordKeys]) -> dict[str, float]:
+    """`word_evidence(query, text, keys_of(path))` of each (path, text), the query's terms
+    read once per kind of keys (a search asks this of its ~100 notes found by words)."""
+    read: dict[WordKeys, tuple[int, _Starts, tuple[tuple[int, str], ...]]] = {}
+    found: dict[str, float] = {}
+    for path, text in texts:
+        keys = keys_of(path)
+        terms = read.get(keys)
+        if terms is None:
+            terms = read[keys] = _query_terms(query, keys, ENGLISH)
+        wanted, starts, runs = terms
+        if not wanted:
+            found[path] = 0.0
+            continue
+        folded = _fold(text)
+        held = _at_word_starts(starts, folded)
+        held.update(i for i, key in runs if key in folded)
+        found[path] = len(held) / wanted
+    return found
 
 
 #: Each key with its word's place among the query's words and the keys of the query's other

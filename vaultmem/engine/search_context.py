@@ -5,10 +5,11 @@ in each note's language (index/analysis.py's `word_keys`), and the function word
 query's language (core/function_words.py: they count as no evidence of a match).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
-plain values. A note's thread neighbours change only when a note of the vault does: a
-`QueryContexts` keeps them between searches for as long as the catalog's `generation` stays
-the same (a search's ~400 candidates asked the catalog for ~30 folder listings and looked
-each note up in its thread, every search).
+plain values. A note's names, word keys and thread neighbours change only when a note of the
+vault does: a `QueryContexts` keeps them between searches for as long as the catalog's
+`generation` stays the same (a search's ~400 candidates asked the catalog for ~30 folder
+listings and looked each note up in its thread, every search; each note's names and language
+are then one look-up in one table, not several passes over the candidates).
 """
 
 from __future__ import annotations
@@ -26,41 +27,64 @@ _NEIGHBOURS_KEPT = 200_000  # notes whose neighbours are kept, over every thread
 #: The values of RankingParams that decide a note's thread neighbours.
 _ThreadRule = tuple[bool, int, float, int]
 _Neighbours = Sequence[tuple[str, int]]
+#: A catalogued note's names and the word keys of its language (None: English's).
+_Note = tuple[tuple[str, ...], WordKeys | None]
 
 
 class QueryContexts:
-    """The QueryContexts of one catalog's searches, with each note's thread neighbours kept
-    until a note changes."""
+    """The QueryContexts of one catalog's searches, with each note's names, word keys and
+    thread neighbours kept until a note changes."""
 
     def __init__(self, catalog: Catalog) -> None:
         self._catalog = catalog
         self._generation = -1
+        # path -> its names and word keys (None: not catalogued; no keys: English's)
+        self._notes: dict[str, _Note | None] = {}
         # rule -> path -> its neighbours (None: the note is in no thread)
         self._neighbours: dict[_ThreadRule, dict[str, _Neighbours | None]] = {}
 
     def __call__(self, query: str, signals: Mapping[str, NoteSignals],
                  params: RankingParams = DEFAULT_RANKING) -> QueryContext:
         """The QueryContext of `signals`' notes."""
-        catalog = self._catalog
-        names, languages = catalog.note_names_and_languages_for(signals)
-        neighbours = self._neighbours_of(signals, params) if params.thread_share > 0 else {}
+        self._follow_catalog()
+        notes = self._notes
+        if any(path not in notes for path in signals):
+            self._learn_notes([path for path in signals if path not in notes])
+        names: dict[str, tuple[str, ...]] = {}
         keys: dict[str, WordKeys] = {}
-        by_language: dict[str, WordKeys] = {}
-        for path, language in languages.items():
-            if language in STEMMERS:
-                if language not in by_language:
-                    by_language[language] = word_keys(frozenset({language}))
-                keys[path] = by_language[language]
+        for path in signals:
+            known = notes[path]
+            if known is not None:
+                names[path] = known[0]
+                if known[1] is not None:
+                    keys[path] = known[1]
+        neighbours = self._neighbours_of(signals, params) if params.thread_share > 0 else {}
         return QueryContext(query=query, names=names, neighbours=neighbours, keys=keys,
                             function_words=for_query(query))
 
-    def _neighbours_of(self, paths: Mapping[str, object], params: RankingParams
-                       ) -> dict[str, _Neighbours]:
+    def _follow_catalog(self) -> None:
+        """Forget what was kept if a note changed since (or it grew too large)."""
         generation = self._catalog.generation()
-        if generation != self._generation or sum(map(len, self._neighbours.values())) > \
-                _NEIGHBOURS_KEPT:
+        if generation != self._generation or len(self._notes) + sum(
+                map(len, self._neighbours.values())) > _NEIGHBOURS_KEPT:
+            self._notes.clear()
             self._neighbours.clear()
             self._generation = generation
+
+    def _learn_notes(self, paths: list[str]) -> None:
+        """Each path's names and word keys into the kept notes (None: not catalogued)."""
+        names, languages = self._catalog.note_names_and_languages_for(paths)
+        for path in paths:
+            own = names.get(path)
+            if own is None:
+                self._notes[path] = None
+                continue
+            language = languages.get(path, "")
+            self._notes[path] = (own, word_keys(frozenset({language}))
+                                 if language in STEMMERS else None)
+
+    def _neighbours_of(self, paths: Mapping[str, object], params: RankingParams
+                       ) -> dict[str, _Neighbours]:
         rule = (params.thread_any_name, params.thread_max_chunks, params.thread_short_share,
                 params.thread_width)
         known = self._neighbours.setdefault(rule, {})

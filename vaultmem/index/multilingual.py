@@ -41,6 +41,10 @@ COSINE_SCALE = (0.84, 0.91)
 #: 0.616 / 0.612 / 0.611); their held-out questions then gained 1.4 and 1.9 points, and Spanish,
 #: never looked at, too (docs/benchmarks.md).
 TEXT_WEIGHT = 0.45
+#: Its cosine in the fusion is scaled by the best's gap to this many notes' best (0: to the
+#: lowest candidate's, min-max): chosen by leave-languages-out cross-validation on the
+#: multilingual set (bench/eval_fusion_cv.py, docs/benchmarks.md).
+COSINE_TAIL = 0
 FILES = (GRAPH_NAME, WEIGHTS_NAME, SP_MODEL, NORMALISATION)
 
 

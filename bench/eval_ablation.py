@@ -81,7 +81,7 @@ def _for_model(params: RankingParams, model: str) -> RankingParams:
         return params
     own = ranking_for(MULTILINGUAL_NAME)
     return replace(params, cosine_none=own.cosine_none, cosine_full=own.cosine_full,
-                   text_weight=own.text_weight)
+                   text_weight=own.text_weight, cosine_tail=own.cosine_tail)
 
 
 def _metric(rows: list, params: RankingParams, metric: str) -> float:

@@ -167,7 +167,8 @@ def rank(captured: Captured, params: RankingParams, fuse: Fuse | None = None,
         return [m.path for m in rank_notes(signals, captured.context, params=params, limit=k)]
 
     def hybrid(found: Mapping[str, NoteSignals], *, text_weight: float,
-               coverage: Mapping[str, float], coverage_power: float) -> Scores:
+               coverage: Mapping[str, float], coverage_power: float,
+               cosine_tail: int = 0) -> Scores:
         return fuse(found, replace(params, text_weight=text_weight,
                                    coverage_power=coverage_power), coverage)
     with mock.patch.object(ranking, "hybrid_scores", hybrid):

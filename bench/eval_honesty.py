@@ -53,7 +53,7 @@ def params_for(name: str, base: RankingParams) -> RankingParams:
         return base
     own = ranking_for(MULTILINGUAL_NAME)
     return replace(base, cosine_none=own.cosine_none, cosine_full=own.cosine_full,
-                   text_weight=own.text_weight)
+                   text_weight=own.text_weight, cosine_tail=own.cosine_tail)
 
 
 def ranked(captured: Captured, params: RankingParams, language_words: bool

@@ -16,6 +16,7 @@ from vaultmem.core.ranking import (
     Ranked,
     blend_review,
     hybrid_scores,
+    meaning_floor,
     memory_factor,
     note_signals,
     rank_notes,
@@ -49,6 +50,37 @@ def test_hybrid_scores_normalise_each_signal_and_weight_them() -> None:
     assert scores["c.md"] == pytest.approx(0.6 * 0.5)  # only found by words: the lowest cosine
     with pytest.raises(ValueError):
         hybrid_scores(found, text_weight=1.5)
+
+
+def test_the_meaning_floor_is_the_kth_best_cosine() -> None:
+    cosines = [0.80, 0.95, 0.85, 0.90]
+    assert meaning_floor(cosines, 1) == 0.95
+    assert meaning_floor(cosines, 3) == 0.85
+    assert meaning_floor(cosines, 4) == meaning_floor(cosines, 40) == 0.80  # fewer: the lowest
+    assert meaning_floor([], 5) == 0.0
+    with pytest.raises(ValueError):
+        meaning_floor(cosines, 0)
+
+
+def test_a_cosine_tail_scales_meaning_by_the_gap_to_the_kth_best() -> None:
+    """With a tail of k, the best cosine is 1, the k-th best and any below it 0: a crowd of
+    near misses no longer spreads the scale (e5's cosines sit between 0.8 and 0.9)."""
+    vector = [hit("a#0", 0.90), hit("b#0", 0.88), hit("c#0", 0.86), hit("d#0", 0.70)]
+    found = signals(vector, [hit("e#0", 4.0)])
+    scores = hybrid_scores(found, text_weight=0.5, cosine_tail=3)
+    assert scores["a.md"] == pytest.approx(0.5)
+    assert scores["b.md"] == pytest.approx(0.5 * 0.5)
+    assert scores["c.md"] == scores["d.md"] == 0.0
+    assert scores["e.md"] == pytest.approx(0.5)  # words alone: the lowest cosine, below the floor
+    minmax = hybrid_scores(found, text_weight=0.5)
+    assert minmax["b.md"] == pytest.approx(0.5 * 0.18 / 0.20)
+    assert hybrid_scores(found, text_weight=0.5, cosine_tail=4) == minmax  # the 4th: the lowest
+
+
+def test_equal_cosines_all_count_fully_whatever_the_tail() -> None:
+    found = signals([hit("a#0", 0.9), hit("b#0", 0.9), hit("c#0", 0.5)], [])
+    scores = hybrid_scores(found, text_weight=0.5, cosine_tail=2)
+    assert scores == {"a.md": 0.5, "b.md": 0.5, "c.md": 0.0}
 
 
 def test_a_long_note_gains_nothing_from_its_many_loose_matches() -> None:

@@ -21,6 +21,7 @@ from vaultmem.core.relevance import (
     thread_neighbours,
     thread_of,
     word_evidence,
+    words_found,
 )
 
 
@@ -156,6 +157,13 @@ def test_evidence_is_meaning_or_words_on_an_absolute_scale() -> None:
     assert 0.0 < evidence(0.4, "ups battery", "nothing") < 0.5
     assert word_evidence("painting sunsets", "she paints a sunset") == 1.0
     assert word_evidence("the of and", "anything") == 0.0
+
+
+def test_words_found_name_the_places_of_the_query_words_a_text_holds() -> None:
+    # content words: painting (0), sunsets (1), harbour (2); function words skipped
+    assert words_found("painting the sunsets over a harbour", "a sunset") == ({1}, 3)
+    assert words_found("painting sunsets harbour", "harbours painted") == ({0, 2}, 3)
+    assert words_found("the of and", "anything") == (set(), 0)
 
 
 def test_words_of_other_scripts_are_kept_and_not_stemmed() -> None:

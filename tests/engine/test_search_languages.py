@@ -89,13 +89,20 @@ def test_an_english_vault_compares_words_as_before(tmp_path: Path) -> None:
 
 
 def test_each_bundled_model_ranks_with_its_own_values() -> None:
-    """e5's cosines crowd high and its meaning weighs more against the words; MiniLM keeps the
-    defaults every English figure was measured with."""
+    """e5's cosines crowd high (its scale against the crowd's 30th) and its meaning weighs more
+    against the words; MiniLM keeps the defaults every English figure was measured with."""
     from vaultmem.core.ranking import RankingParams
     from vaultmem.engine.search import ranking_for
-    from vaultmem.index.multilingual import COSINE_SCALE, MULTILINGUAL_NAME, TEXT_WEIGHT
+    from vaultmem.index.multilingual import (
+        COSINE_SCALE,
+        COSINE_TAIL,
+        MULTILINGUAL_NAME,
+        TEXT_WEIGHT,
+    )
 
     assert ranking_for("sentence-transformers/all-MiniLM-L6-v2") == RankingParams()
+    assert RankingParams().cosine_tail == 0  # min-max
     e5 = ranking_for(MULTILINGUAL_NAME)
     assert (e5.cosine_none, e5.cosine_full) == COSINE_SCALE
     assert e5.text_weight == TEXT_WEIGHT < RankingParams().text_weight
+    assert e5.cosine_tail == COSINE_TAIL > 0

@@ -89,6 +89,8 @@ class RankingParams:
     confidence_depth: int = CONFIDENCE_DEPTH
     cosine_none: float = COSINE_NONE  # the model's cosine of unrelated texts (relevance.py)
     cosine_full: float = COSINE_FULL  # and of texts clearly about the same thing
+    # the cosine scaled by the best's gap to the k-th best note's (0: to the lowest, min-max)
+    cosine_tail: int = 0
     fusion: str = "minmax"  # or "rrf": reciprocal rank fusion of the two rankings
     rrf_k: float = 60.0
 
@@ -218,28 +220,47 @@ def _scale(hits: Sequence[ChunkHit]) -> tuple[float, float]:
 def hybrid_scores(
     signals: Mapping[str, NoteSignals], *, text_weight: float = TEXT_WEIGHT,
     coverage: Mapping[str, float] | None = None, coverage_power: float = COVERAGE_POWER,
+    cosine_tail: int = 0,
 ) -> dict[str, float]:
     """(1 - w) · min-max cosine + w · BM25 / best BM25 · coverage^p, per note, in [0, 1].
 
     `coverage` is the share of the query's words each note holds: BM25 credits a rare word
     fully, so a note holding two words of a long question can beat the note that answers it
-    in other words. Notes found only by their words count at the lowest cosine."""
+    in other words. Notes found only by their words count at the lowest cosine. With
+    `cosine_tail` k > 0 the cosine is scaled by the best's gap to the k-th best note's
+    (`meaning_floor`) instead of to the lowest, and floored at 0."""
     if not 0.0 <= text_weight <= 1.0:
         raise ValueError(f"text_weight must be in [0, 1], got {text_weight}")
     cosines = [s.cosine for s in signals.values() if s.cosine is not None]
     low = min(cosines, default=0.0)
     high = max(cosines, default=0.0)
+    floor = meaning_floor(cosines, cosine_tail) if cosine_tail > 0 else low
     text_best = max((s.text_score for s in signals.values()), default=0.0)
     scores = {}
     for path, (_, cosine, text_score, _, _) in signals.items():
         if cosine is None:
             cosine = low
-        meaning = (cosine - low) / (high - low) if high > low else (1.0 if cosines else 0.0)
+        if high > floor:
+            meaning = (cosine - floor) / (high - floor) if cosine > floor else 0.0
+        else:
+            meaning = (1.0 if cosine >= high else 0.0) if cosines else 0.0
         words = text_score / text_best if text_best > 0 else 0.0
         if coverage is not None:
             words *= coverage.get(path, 0.0) ** coverage_power
         scores[path] = (1.0 - text_weight) * meaning + text_weight * words
     return scores
+
+
+def meaning_floor(cosines: Sequence[float], k: int) -> float:
+    """The k-th best of `cosines` (the lowest when there are fewer than k; 0 when none): how
+    close a note's cosine comes to it says how little it stands out of the crowd."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if not cosines:
+        return 0.0
+    if k >= len(cosines):
+        return min(cosines)
+    return sorted(cosines, reverse=True)[k - 1]
 
 
 def rrf_scores(
@@ -277,7 +298,8 @@ def rank_notes(
                             coverage_power=params.coverage_power, k=params.rrf_k)
     else:
         scores = hybrid_scores(signals, text_weight=params.text_weight, coverage=coverage,
-                               coverage_power=params.coverage_power)
+                               coverage_power=params.coverage_power,
+                               cosine_tail=params.cosine_tail)
     names = name_matches(context.query, context.names, scores, context.keys_of)
     if params.thread_share > 0:
         scores = propagate(scores, context.neighbours, share=params.thread_share,

@@ -319,14 +319,22 @@ def word_evidence(query: str, text: str, keys: WordKeys = english_keys,
     """The share of the query's content words (lightly stemmed, or by `keys`; `function`: the
     function words of the query's language, skipped) that occur in `text`: a key counts where
     a word of the text starts with it (`paint` in "paintings")."""
+    found, wanted = words_found(query, text, keys, function)
+    return len(found) / wanted if wanted else 0.0
+
+
+def words_found(query: str, text: str, keys: WordKeys = english_keys,
+                function: FunctionWords = ENGLISH) -> tuple[set[int], int]:
+    """The places of the query's content words that `text` holds, and how many it has
+    (`word_evidence`; bench/eval_rarity.py weighs them by their rarity)."""
     wanted, starts, runs = _query_terms(query, keys, function)
     if not wanted:
-        return 0.0
+        return set(), 0
     folded = _fold(text)
     found = _at_word_starts(starts, folded)
     # a CJK two-character word counts anywhere in a run (those runs have no word starts)
     found.update(i for i, key in runs if key in folded)
-    return len(found) / wanted
+    return found, wanted
 
 
 def word_evidences(query: str, texts: Iterable[tuple[str, str]],

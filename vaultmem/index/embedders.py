@@ -308,16 +308,22 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
     return _prompted(inner, options, files)
 
 
-def model_ranking(model_name: str) -> tuple[float, float, float] | None:
-    """(cosine of unrelated texts, of texts about the same thing, text weight): the ranking
-    values a bundled model needs in place of the defaults,
-    which are all-MiniLM-L6-v2's: e5's cosines crowd high (texts with nothing in common still
-    score ~0.8, docs/benchmarks.md) and its meaning is worth more against the words."""
-    from vaultmem.index.multilingual import COSINE_SCALE, MULTILINGUAL_NAME, TEXT_WEIGHT
+def model_ranking(model_name: str) -> tuple[float, float, float, int] | None:
+    """(cosine of unrelated texts, of texts about the same thing, text weight, cosine tail):
+    the ranking values a bundled model needs in place of the defaults, which are
+    all-MiniLM-L6-v2's: e5's cosines crowd high (texts with nothing in common still score
+    ~0.8, docs/benchmarks.md), so its cosine is scaled against the crowd's (core/ranking.py
+    `meaning_floor`), and its meaning is worth more against the words."""
+    from vaultmem.index.multilingual import (
+        COSINE_SCALE,
+        COSINE_TAIL,
+        MULTILINGUAL_NAME,
+        TEXT_WEIGHT,
+    )
 
     if not model_name.startswith(MULTILINGUAL_NAME):
         return None
-    return COSINE_SCALE[0], COSINE_SCALE[1], TEXT_WEIGHT
+    return COSINE_SCALE[0], COSINE_SCALE[1], TEXT_WEIGHT, COSINE_TAIL
 
 
 def _multilingual(options: EmbedderOptions | None) -> Embedder:

@@ -44,7 +44,7 @@ from bench.eval_sets import (
     load_vok,
     read_notes,
 )
-from bench.eval_support import CachedEmbedder, mean, table
+from bench.eval_support import CachedEmbedder, embedding_note, mean, table
 from bench.eval_tldr import per_query_rows, run_language
 from bench.eval_tldr import report as report_tldr
 from bench.support import machine_lines, make_app
@@ -169,13 +169,15 @@ def write_per_query(path: Path, data: RetrievalSet, results: dict[str, list[dict
 def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path,
             args: argparse.Namespace) -> dict[str, list[dict]]:
     started = time.perf_counter()
-    app = make_app(data.vault, work / f"{data.name}-{data.layout}-data", embedder)
+    app = make_app(data.vault, work / f"{data.name}-{data.layout}-data", embedder,
+                   **chunking(args))
     try:
+        before = (embedder.misses, embedder.hits, embedder.seconds)
         sync = app.sync.reindex()
         app.index().optimize()  # as the daemon does after an indexing run (Occasion.INDEXED)
         say(f"\n== {data.name}{f' [{data.layout}]' if data.layout else ''}: {sync.added} notes "
-            f"indexed in {time.perf_counter() - started:.1f} s "
-            f"({embedder.misses} texts embedded, {embedder.hits} from the cache)")
+            f"indexed in {time.perf_counter() - started:.1f} s, "
+            f"{app.index().stats()['chunks']} chunks ({embedding_note(embedder, before)})")
         say(f"   metric: {data.metric_note}")
         if data.missing_evidence:
             say(f"   {data.missing_evidence} evidence ids name no turn and are left out")
@@ -194,6 +196,12 @@ def run_set(data: RetrievalSet, embedder: CachedEmbedder, work: Path,
         embedder.save()
 
 
+def chunking(args: argparse.Namespace) -> dict[str, int]:
+    """The chunk sizes to index with (settings overrides; none: the defaults)."""
+    sizes = {"chunk_max_chars": args.chunk_max_chars, "chunk_min_chars": args.chunk_min_chars}
+    return {name: value for name, value in sizes.items() if value is not None}
+
+
 def run_tldr(args: argparse.Namespace, settings: Settings, work: Path) -> None:
     """The multilingual set: every language with both bundled models (bench/eval_tldr.py)."""
     embedders = {}
@@ -204,7 +212,7 @@ def run_tldr(args: argparse.Namespace, settings: Settings, work: Path) -> None:
         "that language's pages")
     results = {}
     for language in args.language or TLDR_LANGUAGES:
-        results[language] = run_language(language, embedders, work, NOW, say)
+        results[language] = run_language(language, embedders, work, NOW, say, **chunking(args))
         if args.per_query:
             with args.per_query.open("a", encoding="utf-8") as out:
                 for row in per_query_rows(language, results[language]):
@@ -231,6 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "apart, in a sub-folder of --cache")
     parser.add_argument("--model", choices=("english", "multilingual"), default="english",
                         help="the bundled model to embed with (embedding_model)")
+    parser.add_argument("--chunk-max-chars", type=int, metavar="N",
+                        help="index with this chunk_max_chars (default: the setting's default)")
+    parser.add_argument("--chunk-min-chars", type=int, metavar="N",
+                        help="index with this chunk_min_chars (default: the setting's default)")
     args = parser.parse_args(argv)
     layouts = args.layout or list(LAYOUTS)
 
@@ -241,6 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     real = make_embedder(args.model, embedder_options(settings))
     say(f"model: {real.name} (--model {args.model})")
     say(f"model runtime: {getattr(real, 'runtime', '?')} (--runtime {args.runtime})")
+    sizes = {"chunk_max_chars": settings.chunk_max_chars,
+             "chunk_min_chars": settings.chunk_min_chars, **chunking(args)}
+    say("chunks: " + ", ".join(f"{name} {value}" for name, value in sizes.items()))
     embedder = CachedEmbedder(real, args.cache / getattr(real, "runtime", "other"))
     if args.per_query:
         args.per_query.write_text("", encoding="utf-8")

@@ -142,6 +142,25 @@ def soft_max_cosine(temperature: float) -> Callable[..., dict[str, NoteSignals]]
     return signals
 
 
+def best_two_cosine(second: float) -> Callable[..., dict[str, NoteSignals]]:
+    """A note's dense evidence from its two best chunks in the pool: (best + `second` · the
+    second best) / (1 + `second`) (`second` 1: their mean); a note of one chunk in the pool
+    keeps its cosine."""
+    def signals(vector_hits: Sequence[ranking.ChunkHit], text_hits: Sequence[ranking.ChunkHit],
+                *, text_weight: float) -> dict[str, NoteSignals]:
+        found = note_signals(vector_hits, text_hits, text_weight=text_weight)
+        chunks: dict[str, list[float]] = {}
+        for hit in vector_hits:
+            chunks.setdefault(hit.path, []).append(hit.score)
+        for path, cosines in chunks.items():
+            if len(cosines) > 1:
+                first, other = sorted(cosines, reverse=True)[:2]
+                found[path] = found[path]._replace(
+                    cosine=(first + second * other) / (1.0 + second))
+        return found
+    return signals
+
+
 VARIANTS: dict[str, tuple[Fuse | None, Callable[..., dict[str, NoteSignals]]]] = {
     "z-scores, both signals": (normalised("z", "z"), note_signals),
     "cosine by its top's gap to its 10th": (normalised("tail", "product", 10), note_signals),
@@ -154,6 +173,8 @@ VARIANTS: dict[str, tuple[Fuse | None, Callable[..., dict[str, NoteSignals]]]] =
     "weight by each top's z, squared": (weighted("peak", 2.0), note_signals),
     "weight by absolute confidence": (weighted("absolute"), note_signals),
     "dense evidence: soft max of chunks (0.01)": (None, soft_max_cosine(0.01)),
+    "dense evidence: mean of the best two chunks": (None, best_two_cosine(1.0)),
+    "dense evidence: best chunk + 0.25 · second": (None, best_two_cosine(0.25)),
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import statistics
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -28,6 +29,7 @@ class CachedEmbedder:
         self._vectors: dict[str, Vector] = {}
         self.misses = 0
         self.hits = 0
+        self.seconds = 0.0  # spent in the real model (the texts not in the cache)
         if self.file.exists():
             with np.load(self.file) as stored:
                 for key, row in zip(stored["keys"], stored["vectors"], strict=True):
@@ -55,6 +57,7 @@ class CachedEmbedder:
         missing = sorted({k: t for k, t in zip(keys, texts, strict=True)
                           if k not in self._vectors}.items())
         if missing:
+            started = time.perf_counter()
             if kind == "q":
                 fresh = np.stack([self.real.embed_query(t) for _, t in missing])
             else:
@@ -62,6 +65,7 @@ class CachedEmbedder:
             for (key, _), row in zip(missing, fresh, strict=True):
                 self._vectors[key] = np.asarray(row, dtype=np.float32)
             self.misses += len(missing)
+            self.seconds += time.perf_counter() - started
         self.hits += len(keys) - len(missing)
         if not keys:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -76,6 +80,14 @@ class CachedEmbedder:
         tmp = self.file.with_suffix(".tmp.npz")
         np.savez(tmp, keys=keys.astype(str), vectors=vectors)
         tmp.replace(self.file)
+
+
+def embedding_note(embedder: CachedEmbedder, before: tuple[int, int, float]) -> str:
+    """What an indexing run asked of the model: texts embedded (and the model's seconds),
+    texts found in the cache."""
+    misses, hits, seconds = before
+    return (f"{embedder.misses - misses} texts embedded in {embedder.seconds - seconds:.1f} s, "
+            f"{embedder.hits - hits} from the cache")
 
 
 def mean(values: Iterable[float]) -> float:

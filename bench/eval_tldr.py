@@ -20,7 +20,7 @@ from pathlib import Path
 
 from bench.eval_baselines import BM25, METRICS, fusion, top
 from bench.eval_sets import NO_ANSWER, Query, RetrievalSet, load_tldr, read_notes
-from bench.eval_support import CachedEmbedder, mean, table
+from bench.eval_support import CachedEmbedder, embedding_note, mean, table
 from bench.support import make_app
 from vaultmem.app import App
 from vaultmem.engine.model_choice import choose_for_vault
@@ -57,21 +57,23 @@ def auto_choice(vault: Path) -> str:
 
 
 def run_language(language: str, embedders: Mapping[str, CachedEmbedder], work: Path,
-                 now: datetime, say: Say) -> LanguageResult:
-    """vaultmem with each model, and the baselines, over one language's vault."""
+                 now: datetime, say: Say, **overrides: int) -> LanguageResult:
+    """vaultmem with each model, and the baselines, over one language's vault (`overrides`:
+    settings to index with, the chunk sizes)."""
     data = load_tldr(language)
     bm25 = BM25(read_notes(data.vault))
     lexical = {q.id: bm25.scores(q.text) for q in data.queries}
     systems: dict[str, Answers] = {}
     for model, embedder in embedders.items():
         started = time.perf_counter()
-        app = make_app(data.vault, work / f"tldr-{language}-{model}", embedder)
+        app = make_app(data.vault, work / f"tldr-{language}-{model}", embedder, **overrides)
         try:
+            before = (embedder.misses, embedder.hits, embedder.seconds)
             sync = app.sync.reindex()
             app.index().optimize()  # as the daemon does after an indexing run
             say(f"   [{language}] {model}: {sync.added} notes indexed in "
-                f"{time.perf_counter() - started:.1f} s ({embedder.misses} texts embedded, "
-                f"{embedder.hits} from the cache)")
+                f"{time.perf_counter() - started:.1f} s, {app.index().stats()['chunks']} chunks "
+                f"({embedding_note(embedder, before)})")
             systems[f"vaultmem ({model})"] = _vaultmem(app, data.queries, now)
             dense = {q.id: _dense(app, embedder, q) for q in data.queries}
         finally:

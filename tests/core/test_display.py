@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.display import display_text
-from vaultmem.core.ranking import snippet
+from vaultmem.core.display import display_text, snippet
 
 
 def test_a_memory_snippet_does_not_repeat_its_title() -> None:

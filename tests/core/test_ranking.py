@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vaultmem.core.display import snippet
 from vaultmem.core.ranking import (
     MATCH_THRESHOLD,
     TEXT_WEIGHT,
@@ -14,15 +15,12 @@ from vaultmem.core.ranking import (
     NoteSignals,
     QueryContext,
     Ranked,
-    blend_review,
     hybrid_scores,
     meaning_floor,
-    memory_factor,
     note_signals,
     rank_notes,
-    rerank,
-    snippet,
 )
+from vaultmem.core.rerank import blend_review, memory_factor, rerank
 
 
 def hit(chunk_id: str, score: float = 0.5, path: str | None = None, text: str = "") -> ChunkHit:

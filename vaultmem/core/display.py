@@ -79,3 +79,44 @@ def _links(text: str) -> str:
     if "](" not in text:
         return text
     return _MD_LINK.sub(lambda m: m.group("text") or m.group("url"), text)
+
+
+ELLIPSIS = "…"
+_TERM = re.compile(r"\w+")
+
+
+def snippet(text: str, query: str, *, width: int = 200) -> str:
+    """About `width` characters of `text` around the first query term, cut at word boundaries."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    budget = max(width - 2, 1)  # room for an ellipsis at each end
+    position = _first_term_position(flat, query)
+    start = max(0, min(position - budget // 3, len(flat) - budget))
+    end = min(len(flat), start + budget)
+    if start > 0 and not flat[start - 1].isspace():
+        start = _next_word_start(flat, start, position)
+    if end < len(flat) and not flat[end].isspace():
+        end = _previous_word_end(flat, end, start)
+    window = flat[start:end].strip()
+    prefix = ELLIPSIS if start > 0 else ""
+    suffix = ELLIPSIS if end < len(flat) else ""
+    return f"{prefix}{window}{suffix}"
+
+
+def _first_term_position(text: str, query: str) -> int:
+    lowered = text.casefold()
+    positions = [
+        found for term in _TERM.findall(query.casefold()) if (found := lowered.find(term)) >= 0
+    ]
+    return min(positions, default=0)
+
+
+def _next_word_start(text: str, start: int, limit: int) -> int:
+    space = text.find(" ", start, max(limit, start))
+    return space + 1 if space >= 0 else start
+
+
+def _previous_word_end(text: str, end: int, start: int) -> int:
+    space = text.rfind(" ", start + 1, end)
+    return space if space > start else end

@@ -1,11 +1,11 @@
-"""Hybrid-search ranking: fusion, per-note aggregation, memory re-ranking, review blending."""
+"""Hybrid-search ranking: fusion and per-note aggregation (memory re-ranking and review
+blending: core/rerank.py; snippets: core/display.py)."""
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from vaultmem.core.function_words import ENGLISH, FunctionWords
@@ -22,10 +22,7 @@ from vaultmem.core.relevance import (
     word_evidences,
 )
 
-ELLIPSIS = "…"
 # Memory-factor curve: 0.5 at score 0, ≈0.99 for a fresh memory (score 1), → 1.0 above.
-FACTOR_FLOOR = 0.5
-FACTOR_SCALE = 0.25
 # Each value below was chosen with scripts/eval on its development queries (docs/benchmarks.md).
 # Exact words weigh a little more than meaning: on conversation memory BM25 alone beats the
 # model alone by ~17 points of recall, on the judged vault the model is ahead; 0.55 serves both.
@@ -65,7 +62,6 @@ def is_match(relevance: float) -> bool:
     """Whether a result is a real match: relevance above MATCH_THRESHOLD."""
     return relevance > MATCH_THRESHOLD
 
-_TERM = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -340,114 +336,3 @@ def _evidence(path: str, signal: NoteSignals, context: QueryContext, name: NameM
     return evidence(signal.cosine, context.query, text, context.keys_of(path),
                     none=params.cosine_none, full=params.cosine_full,
                     function=context.function_words)
-
-
-def snippet(text: str, query: str, *, width: int = 200) -> str:
-    """About `width` characters of `text` around the first query term, cut at word boundaries."""
-    flat = " ".join(text.split())
-    if len(flat) <= width:
-        return flat
-    budget = max(width - 2, 1)  # room for an ellipsis at each end
-    position = _first_term_position(flat, query)
-    start = max(0, min(position - budget // 3, len(flat) - budget))
-    end = min(len(flat), start + budget)
-    if start > 0 and not flat[start - 1].isspace():
-        start = _next_word_start(flat, start, position)
-    if end < len(flat) and not flat[end].isspace():
-        end = _previous_word_end(flat, end, start)
-    window = flat[start:end].strip()
-    prefix = ELLIPSIS if start > 0 else ""
-    suffix = ELLIPSIS if end < len(flat) else ""
-    return f"{prefix}{window}{suffix}"
-
-
-def _first_term_position(text: str, query: str) -> int:
-    lowered = text.casefold()
-    positions = [
-        found for term in _TERM.findall(query.casefold()) if (found := lowered.find(term)) >= 0
-    ]
-    return min(positions, default=0)
-
-
-def _next_word_start(text: str, start: int, limit: int) -> int:
-    space = text.find(" ", start, max(limit, start))
-    return space + 1 if space >= 0 else start
-
-
-def _previous_word_end(text: str, end: int, start: int) -> int:
-    space = text.rfind(" ", start + 1, end)
-    return space if space > start else end
-
-
-def memory_factor(score: float | None) -> float:
-    """Re-rank multiplier in [0.5, 1.0]: monotone in the score, saturating above about 1.
-
-    Regular notes (None) count as fresh memories (score 1.0), so decay re-ranks memories
-    without erasing them.
-    """
-    value = 1.0 if score is None else max(score, 0.0)
-    return FACTOR_FLOOR + (1.0 - FACTOR_FLOOR) * (1.0 - math.exp(-value / FACTOR_SCALE))
-
-
-def rerank(matches: Sequence[NoteMatch], memory_scores: Mapping[str, float]) -> list[Ranked]:
-    """final = relevance · memory_factor(score); best first, ties in the order given (rank_notes':
-    its place, then path). A query nothing matches has confidence 0, so every relevance is
-    0: its results keep the ranking's order rather than the alphabet's."""
-    ranked = [
-        Ranked(
-            path=match.path,
-            relevance=match.relevance,
-            memory_score=memory_scores.get(match.path),
-            final=match.relevance * memory_factor(memory_scores.get(match.path)),
-            text=match.text,
-        )
-        for match in matches
-    ]
-    ranked.sort(key=lambda item: -item.final)  # stable: ties stay in the given order
-    return ranked
-
-
-def review_slots(top_k: int, fraction: float) -> int:
-    """floor(fraction · top_k) slots for review items; none when that rounds down to 0."""
-    return max(0, math.floor(fraction * top_k + 1e-9))
-
-
-def blend_review(
-    ranked: Sequence[Ranked],
-    review_priorities: Mapping[str, float],
-    top_k: int,
-    *,
-    fraction: float = 0.3,
-) -> list[Ranked]:
-    """Give up to `review_slots(top_k, fraction)` slots to review candidates (SPEC §3.5).
-
-    Candidates are the results beyond the primary slots with review priority > 0, best
-    priority · relevance first; they are appended, marked `review=True`. Slots no candidate
-    fills go to the next primary results, so the list has min(top_k, len(ranked)) entries
-    (a path listed twice in `ranked` counts once).
-    """
-    if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"fraction must be in [0, 1], got {fraction}")
-    unique = _first_per_path(ranked)
-    size = min(max(top_k, 0), len(unique))
-    primary_count = size - min(review_slots(top_k, fraction), size)
-    rest = unique[primary_count:]
-    candidates = sorted(
-        (item for item in rest if review_priorities.get(item.path, 0.0) > 0.0),
-        key=lambda item: (-review_priorities[item.path] * item.relevance, item.path),
-    )[: size - primary_count]
-    chosen = {item.path for item in candidates}
-    free_slots = size - primary_count - len(candidates)
-    fillers = [item for item in rest if item.path not in chosen][:free_slots]
-    reviews = [replace(item, review=True) for item in candidates]
-    return unique[:primary_count] + fillers + reviews
-
-
-def _first_per_path(ranked: Sequence[Ranked]) -> list[Ranked]:
-    seen: set[str] = set()
-    unique = []
-    for item in ranked:
-        if item.path not in seen:
-            seen.add(item.path)
-            unique.append(item)
-    return unique

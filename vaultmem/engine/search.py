@@ -10,19 +10,17 @@ from datetime import datetime
 from pathlib import Path
 
 from vaultmem.core.decay import score
-from vaultmem.core.display import display_text
+from vaultmem.core.display import display_text, snippet
 from vaultmem.core.memory import ACTIVE
 from vaultmem.core.ranking import (
     Ranked,
     RankingParams,
-    blend_review,
     is_match,
     note_signals,
     rank_notes,
-    rerank,
-    snippet,
 )
 from vaultmem.core.reinforce import review_priority
+from vaultmem.core.rerank import blend_review, rerank
 from vaultmem.engine.filters import FilterIndex, SearchFilters
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import RelatedNote, RelatedResult, SearchHit, SearchResult

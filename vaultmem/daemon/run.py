@@ -389,7 +389,8 @@ class Daemon:
             self.scheduler.run_now("optimize")  # shares the scheduled job's lock and status
 
     def _optimize_after_search(self) -> None:
-        if not self._stop.is_set():
+        """Not during an indexing run: its own end optimises (its writes would wait)."""
+        if not self._stop.is_set() and not self.progress.running:
             self._optimize(Occasion.SEARCHED)
 
     def _optimize(self, occasion: Occasion) -> str | None:

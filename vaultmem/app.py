@@ -80,6 +80,7 @@ class LazyIndex:
         self.embedder_name = embedder_name
         self.options = options
         self._index: LanceIndex | None = None
+        self._on_pile_searched: Callable[[], object] | None = None
         self._lock = threading.Lock()
 
     def __call__(self) -> LanceIndex:
@@ -88,7 +89,16 @@ class LazyIndex:
                 from vaultmem.index.lance import LanceIndex
 
                 self._index = LanceIndex(self.path, self.embedder_name, self.options)
+                self._index.on_pile_searched = self._on_pile_searched
             return self._index
+
+    def when_pile_searched(self, callback: Callable[[], object]) -> None:
+        """`callback` after each full-text search that scanned unoptimised writes (the
+        daemon's cue to optimise, index/upkeep.py); kept across a close and reopen."""
+        with self._lock:
+            self._on_pile_searched = callback
+            if self._index is not None:
+                self._index.on_pile_searched = callback
 
     @property
     def is_open(self) -> bool:

@@ -221,8 +221,10 @@ HELP: dict[str, str] = {
     "optimize_interval_minutes": (
         "How often the daemon optimises the index if anything was written since the last "
         "time (otherwise the job does nothing), so that search stays at full speed while "
-        "edits keep coming; it also runs 5 s after a burst of edits ends. This job never "
-        "waits for edits to settle: it writes no note."
+        "edits keep coming; it also runs 5 s after a burst of edits ends. Both leave a pile "
+        "of fewer than optimize_every_writes writes to the first search that meets it (the "
+        "index is optimised 1 s after such searches pause): an idle daemon does no index "
+        "work. This job never waits for edits to settle: it writes no note."
     ),
     "max_write_pause_seconds": (
         "The jobs that write notes (flush, sweep, consolidate) wait while notes are "

@@ -315,6 +315,28 @@ def test_upkeep_optimises_only_when_the_policy_says_so(index_dir: Path) -> None:
     assert idx.upkeep(Occasion.SCHEDULED) is None
 
 
+def test_a_search_that_meets_unoptimised_writes_says_so_and_the_search_upkeep_takes_them_in(
+        index_dir: Path) -> None:
+    idx = LanceIndex(index_dir, EMBEDDER.name, replace(OPTIONS, optimize_every=50))
+    idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}") for i in range(4)])
+    idx.optimize()
+    calls: list[int] = []
+    idx.on_pile_searched = lambda: calls.append(idx.stats()["writes_since_optimize"])
+    assert idx.text_search("n1", 1)[0].path == "n/1.md"
+    assert calls == []  # nothing waits: no call
+    for i in range(4, 7):
+        idx.apply(upserts=[note(f"n/{i}.md", f"note n{i}")])
+    assert idx.upkeep(Occasion.SCHEDULED) is None  # a small pile: the daemon's job leaves it
+    assert idx.text_search("n5", 1)[0].path == "n/5.md"
+    assert calls == [3]  # called after the search, outside the locks (it read the stats)
+    reason = idx.upkeep(Occasion.SEARCHED)
+    assert reason is not None and reason.startswith("3 writes since the last optimise")
+    stats = idx.stats()  # the new rows compacted (the first fragment had no deletions)
+    assert stats["chunk_fragments"] < 4 and stats["writes_since_optimize"] == 0
+    assert idx.text_search("n5", 1)[0].path == "n/5.md"
+    assert calls == [3]
+
+
 def test_opening_an_index_with_leftover_fragments_optimises_it(index_dir: Path) -> None:
     # an earlier process wrote a few small batches and stopped before its next optimise
     idx = LanceIndex(index_dir, EMBEDDER.name, replace(OPTIONS, optimize_every=0))

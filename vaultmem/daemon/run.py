@@ -40,7 +40,7 @@ from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
 from vaultmem.engine.status_results import DaemonStatus
 from vaultmem.errors import Stopping
 from vaultmem.index.libc import trim_heap
-from vaultmem.index.upkeep import QUIET_S, Occasion
+from vaultmem.index.upkeep import AFTER_SEARCH_S, QUIET_S, Occasion
 from vaultmem.pipeline.index_ports import ReindexResult, SyncReport
 from vaultmem.store.journal import FlushReport
 from vaultmem.vault.writer_lock import COMMAND_WAIT_S, DAEMON, describe_stale
@@ -95,6 +95,10 @@ class Daemon:
         self.scheduler: Scheduler | None = None
         self._settled = AfterQuiet(QUIET_S, self._optimize_when_settled,
                                    name="vaultmem-settled")
+        # a small pile of writes waits for a search, not a timer (index/upkeep.py)
+        self._searched = AfterQuiet(AFTER_SEARCH_S, self._optimize_after_search,
+                                    name="vaultmem-searched")
+        parts.index.when_pile_searched(self._searched.poke)
 
     # lifecycle ----------------------------------------------------------------------------
 
@@ -125,6 +129,7 @@ class Daemon:
         self.writer.serving(self.server.port, self.server.url)
         self._write_daemon_file()
         self._settled.start()
+        self._searched.start()
         log.info("serving %s at %s", self.parts.root, self.server.url)
 
     def _start_watching(self) -> bool:
@@ -156,6 +161,7 @@ class Daemon:
         if not self.closed:  # first: the threads joined below may be running a sync
             self.parts.sync.stop()
         self._settled.stop()
+        self._searched.stop()
         with self._parts_lock:
             if self.scheduler is not None:
                 self.scheduler.stop()
@@ -388,6 +394,11 @@ class Daemon:
     def _optimize_when_settled(self) -> None:
         if self.scheduler is not None and not self._stop.is_set():
             self.scheduler.run_now("optimize")  # shares the scheduled job's lock and status
+
+    def _optimize_after_search(self) -> None:
+        """Not during an indexing run: its own end optimises (its writes would wait)."""
+        if not self._stop.is_set() and not self.progress.running:
+            self._optimize(Occasion.SEARCHED)
 
     def _optimize(self, occasion: Occasion) -> str | None:
         """The index's upkeep policy decides; the reason it optimised, or None."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -75,6 +75,9 @@ class LanceIndex:
         self._fts_ready = False
         self._writes_since_optimize = 0
         self._unindexed_text = 0  # rows with text the text index has not taken in yet
+        #: called (outside the locks) after a full-text search that scanned rows written
+        #: since the last optimise: the daemon optimises once searches pause (upkeep.py)
+        self.on_pile_searched: Callable[[], object] | None = None
         self._open()
 
     # ---- opening, validation and rebuilding -------------------------------------------
@@ -167,8 +170,12 @@ class LanceIndex:
             if self._chunks is None:
                 return []
             self.ensure_fts_index()
-            return full_text.search(self._chunks, self._ensure_matrix(), terms, k, paths,
-                                    indexed_text=self._text_waits())
+            found = full_text.search(self._chunks, self._ensure_matrix(), terms, k, paths,
+                                     indexed_text=self._text_waits())
+            piled = self._writes_since_optimize > 0
+        if piled and self.on_pile_searched is not None:
+            self.on_pile_searched()
+        return found
 
     def _text_waits(self) -> bool:
         """Whether so many rows with text are out of the full-text index that a search leaves

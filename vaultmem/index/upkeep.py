@@ -10,7 +10,13 @@ takes ~0.8 s at 10k chunks, so it runs when it pays, never on every write. The o
   died with it);
 - INDEXED: an indexing run (start-up, rescan, reindex) ended with writes;
 - SCHEDULED: the daemon's optimise job, run every `optimize_interval_minutes` (while writes
-  keep coming) and QUIET_S seconds after a burst of writes ends;
+  keep coming) and QUIET_S seconds after a burst of writes ends. A small pile (fewer writes
+  than `every_writes`, every row's text still scanned by searches) is left to the next search
+  or the write rule: an optimise costs ~0.5 CPU-s at 10k chunks however small the pile
+  (docs/benchmarks.md, "Idle CPU"), which an idle daemon should not spend on an index nobody
+  searches;
+- SEARCHED: a search ran while writes were waiting (the daemon asks AFTER_SEARCH_S after the
+  last such search): the user is back, and the scan of the pile costs each search ms;
 - SYNCED: a sync ended (not one let in between another's slices) leaving more rows with text
   out of the full-text index than a search scans the text of (`text_waiting`, lance.py's
   FLAT_TEXT_ROWS): their words are searchable again from the answer after it.
@@ -27,6 +33,8 @@ from enum import Enum
 QUIET_S = 5.0
 #: More fragments than this when the index opens: optimise.
 OPEN_FRAGMENT_LIMIT = 8
+#: A pile that searches met is optimised once no search came for this long.
+AFTER_SEARCH_S = 1.0
 
 
 class Occasion(Enum):
@@ -35,6 +43,7 @@ class Occasion(Enum):
     INDEXED = "indexed"
     SCHEDULED = "scheduled"
     SYNCED = "synced"
+    SEARCHED = "searched"
 
 
 @dataclass(frozen=True)
@@ -62,10 +71,19 @@ class UpkeepPolicy:
             return None
         if writes <= 0:
             return None  # nothing written since the last optimise: nothing to gain
+        if occasion is Occasion.SCHEDULED and self.small(writes, text_waiting):
+            return None  # left to the next search or the write rule
         return f"{writes} writes since the last optimise, {_WHEN[occasion]}"
+
+
+    def small(self, writes: int, text_waiting: int) -> bool:
+        """Whether a pile of `writes` is small: the write rule takes it in before it grows
+        past `every_writes`, and searches still scan all its text."""
+        return 0 < writes < self.every_writes and text_waiting == 0
 
 
 _WHEN = {
     Occasion.INDEXED: "at the end of an indexing run",
     Occasion.SCHEDULED: "by the daemon's optimise job",
+    Occasion.SEARCHED: "searched since",
 }

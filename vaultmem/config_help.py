@@ -153,8 +153,10 @@ HELP: dict[str, str] = {
         "(default: models in the user data dir). Never downloaded; rebuilt if missing or "
         "corrupt."
     ),
-    "chunk_max_chars": "Longest chunk (keeps chunks within the model's 256-token window).",
-    "chunk_min_chars": "Shorter heading sections are merged with the next.",
+    "chunk_max_chars": ("Longest chunk (keeps chunks within the model's 256-token window). "
+                        "Changing it rebuilds the index."),
+    "chunk_min_chars": ("Shorter heading sections are merged with the next. "
+                        "Changing it rebuilds the index."),
     "optimize_every_writes": "Compact the LanceDB store after this many writes.",
     "index_cache_mb": (
         "Cap on LanceDB's cache of opened indexes (the full-text index of 50k chunks "

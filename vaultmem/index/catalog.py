@@ -126,15 +126,26 @@ class Catalog:
     def matches(self, embedder_name: str) -> bool:
         return self.identity() == (SCHEMA_VERSION, embedder_name)
 
-    def reset(self, embedder_name: str) -> None:
+    def chunking(self) -> str | None:
+        """The chunk sizes the stored chunks were cut with ("1000/200"), if recorded: catalogs
+        made before they were recorded have none."""
+        rows = self._query("SELECT value FROM meta WHERE key = 'chunking'")
+        return str(rows[0][0]) if rows else None
+
+    def record_chunking(self, chunking: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('chunking', ?)",
+                             (chunking,))
+
+    def reset(self, embedder_name: str, chunking: str | None = None) -> None:
         """Forget every note (the index is being rebuilt) and record the new identity."""
+        identity = [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)]
+        if chunking is not None:
+            identity.append(("chunking", chunking))
         with self._lock, self._transaction():
             self._db.execute("DELETE FROM notes")
             self._db.execute("DELETE FROM meta")
-            self._db.executemany(
-                "INSERT INTO meta(key, value) VALUES (?, ?)",
-                [("schema_version", str(SCHEMA_VERSION)), ("embedder", embedder_name)],
-            )
+            self._db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", identity)
             self._forget_memos()
         self._notify(None, ())
 

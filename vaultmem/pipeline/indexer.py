@@ -46,6 +46,12 @@ class IndexerOptions:
     chunk_min_chars: int
     batch_chunks: int = 256  # not a setting: chunks embedded per index write
 
+    @property
+    def chunking(self) -> str:
+        """The chunk sizes, as the catalog records them: stored chunks cut otherwise are
+        rebuilt."""
+        return f"{self.chunk_max_chars}/{self.chunk_min_chars}"
+
 
 class Indexer:
     def __init__(
@@ -152,7 +158,9 @@ class Indexer:
         if reason is None and not self._store.exists() and self.catalog.chunk_total() > 0:
             reason = "the chunk index was missing"
         if self.catalog.matches(self.embedder.name) and reason is None:
-            return None
+            reason = self._chunking_problem()
+            if reason is None:
+                return None
         previous = self.catalog.identity()
         self._clear_all()
         if reason:
@@ -161,9 +169,21 @@ class Indexer:
             return None  # first run: nothing to rebuild
         return f"index identity changed from {previous} to {self.embedder.name!r}"
 
+    def _chunking_problem(self) -> str | None:
+        """Why the stored chunks must be cut again: the chunk sizes changed since. A catalog
+        from before they were recorded takes today's (its chunks were cut with the defaults
+        of then, which are today's unless a setting changed them)."""
+        recorded, chunking = self.catalog.chunking(), self.options.chunking
+        if recorded is None:
+            self.catalog.record_chunking(chunking)
+            return None
+        if recorded == chunking:
+            return None
+        return f"chunk sizes changed from {recorded} to {chunking} characters"
+
     def _clear_all(self) -> None:
         self._store().clear()
-        self.catalog.reset(self.embedder.name)
+        self.catalog.reset(self.embedder.name, self.options.chunking)
 
     # snapshot -----------------------------------------------------------------------------
 

@@ -75,7 +75,6 @@ class UpkeepPolicy:
             return None  # left to the next search or the write rule
         return f"{writes} writes since the last optimise, {_WHEN[occasion]}"
 
-
     def small(self, writes: int, text_waiting: int) -> bool:
         """Whether a pile of `writes` is small: the write rule takes it in before it grows
         past `every_writes`, and searches still scan all its text."""
@@ -85,5 +84,5 @@ class UpkeepPolicy:
 _WHEN = {
     Occasion.INDEXED: "at the end of an indexing run",
     Occasion.SCHEDULED: "by the daemon's optimise job",
-    Occasion.SEARCHED: "searched since",
+    Occasion.SEARCHED: "met by searches",
 }

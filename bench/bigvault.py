@@ -63,6 +63,22 @@ class Round:
     cpu_s: float = 0.0
 
 
+def in_process_daemon_env(root: Path, vault: Path) -> None:
+    """Point this process's vaultmem at `vault` (data under `root`, defaults, any free port,
+    nothing downloaded) and set the process up as `vaultmem run` does (BLAS on one thread,
+    the collector paused), for a daemon built in process."""
+    os.environ.update({
+        "VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(root / "data"),
+        "VAULTMEM_CONFIG": str(root / "none.toml"), "VAULTMEM_PORT": "0",
+        "VAULTMEM_EMBEDDING_MODEL": "default", "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    })
+    from vaultmem.daemon.native import pause_gc, quiet_blas
+
+    quiet_blas()
+    pause_gc()
+
+
 def build_vault(vault: Path, notes: int, seed: int) -> list[str]:
     """The vault (see the module docstring); its notes' paths."""
     files = [(root, path) for source in SOURCES if (root := CORPORA / source).is_dir()

@@ -124,9 +124,10 @@ def weighted(confidence: str, power: float = 1.0) -> Fuse:
     return fuse
 
 
-def soft_max_cosine(temperature: float) -> Callable[..., dict[str, NoteSignals]]:
-    """A note's dense evidence from all its chunks in the pool: log-sum-exp of their cosines at
-    `temperature` (the best chunk's cosine alone as it tends to 0)."""
+def chunk_cosines(combine: Callable[[list[float]], float]
+                  ) -> Callable[..., dict[str, NoteSignals]]:
+    """Note signals whose dense evidence is `combine` of the note's chunk cosines in the pool
+    (best first)."""
     def signals(vector_hits: Sequence[ranking.ChunkHit], text_hits: Sequence[ranking.ChunkHit],
                 *, text_weight: float) -> dict[str, NoteSignals]:
         found = note_signals(vector_hits, text_hits, text_weight=text_weight)
@@ -134,31 +135,30 @@ def soft_max_cosine(temperature: float) -> Callable[..., dict[str, NoteSignals]]
         for hit in vector_hits:
             chunks.setdefault(hit.path, []).append(hit.score)
         for path, cosines in chunks.items():
-            top = max(cosines)
-            soft = top + temperature * math.log(sum(math.exp((c - top) / temperature)
-                                                    for c in cosines))
-            found[path] = found[path]._replace(cosine=soft)
+            found[path] = found[path]._replace(cosine=combine(sorted(cosines, reverse=True)))
         return found
     return signals
+
+
+def soft_max_cosine(temperature: float) -> Callable[..., dict[str, NoteSignals]]:
+    """A note's dense evidence from all its chunks in the pool: log-sum-exp of their cosines at
+    `temperature` (the best chunk's cosine alone as it tends to 0)."""
+    def soft(cosines: list[float]) -> float:
+        top = cosines[0]
+        return top + temperature * math.log(sum(math.exp((c - top) / temperature)
+                                                 for c in cosines))
+    return chunk_cosines(soft)
 
 
 def best_two_cosine(second: float) -> Callable[..., dict[str, NoteSignals]]:
     """A note's dense evidence from its two best chunks in the pool: (best + `second` · the
     second best) / (1 + `second`) (`second` 1: their mean); a note of one chunk in the pool
     keeps its cosine."""
-    def signals(vector_hits: Sequence[ranking.ChunkHit], text_hits: Sequence[ranking.ChunkHit],
-                *, text_weight: float) -> dict[str, NoteSignals]:
-        found = note_signals(vector_hits, text_hits, text_weight=text_weight)
-        chunks: dict[str, list[float]] = {}
-        for hit in vector_hits:
-            chunks.setdefault(hit.path, []).append(hit.score)
-        for path, cosines in chunks.items():
-            if len(cosines) > 1:
-                first, other = sorted(cosines, reverse=True)[:2]
-                found[path] = found[path]._replace(
-                    cosine=(first + second * other) / (1.0 + second))
-        return found
-    return signals
+    def best_two(cosines: list[float]) -> float:
+        if len(cosines) == 1:
+            return cosines[0]
+        return (cosines[0] + second * cosines[1]) / (1.0 + second)
+    return chunk_cosines(best_two)
 
 
 VARIANTS: dict[str, tuple[Fuse | None, Callable[..., dict[str, NoteSignals]]]] = {

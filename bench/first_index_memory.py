@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import os
 import random
 import tempfile
 import threading
@@ -22,7 +21,7 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from bench.bigvault import build_vault
+from bench.bigvault import build_vault, in_process_daemon_env
 from bench.index_wait import indexer_step
 from bench.support import load_average, machine_lines, now_utc
 
@@ -106,16 +105,7 @@ def run(args: argparse.Namespace) -> None:
         root = Path(tmp)
         vault = root / "vault"
         paths = build_vault(vault, args.notes, seed=11)
-        os.environ.update({
-            "VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(root / "data"),
-            "VAULTMEM_CONFIG": str(root / "none.toml"), "VAULTMEM_PORT": "0",
-            "VAULTMEM_EMBEDDING_MODEL": "default", "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-        })
-        from vaultmem.daemon.native import pause_gc, quiet_blas
-
-        quiet_blas()
-        pause_gc()
+        in_process_daemon_env(root, vault)
         if args.trace:
             tracemalloc.start(args.trace)
         from vaultmem.app import build_app, daemon_params

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.bigvault import build_vault
+from bench.bigvault import build_vault, in_process_daemon_env
 from bench.support import load_average, machine_lines, now_utc, p50, p95
 from vaultmem_testing.measure import rss_mb
 
@@ -192,16 +192,7 @@ def run(notes: int, seconds: float, per_second: float, seed: int) -> None:
         paths = build_vault(vault, notes, seed=seed)
         titles = [Path(p).stem.replace("-", " ").replace("_", " ") for p in paths]
         rng = random.Random(seed)
-        os.environ.update({
-            "VAULTMEM_VAULT": str(vault), "VAULTMEM_DATA_DIR": str(root / "data"),
-            "VAULTMEM_CONFIG": str(root / "none.toml"), "VAULTMEM_PORT": "0",
-            "VAULTMEM_EMBEDDING_MODEL": "default", "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-        })
-        from vaultmem.daemon.native import pause_gc, quiet_blas
-
-        quiet_blas()
-        pause_gc()
+        in_process_daemon_env(root, vault)
         instrument()
         from vaultmem.app import build_app, daemon_params
         from vaultmem.config import load_settings

@@ -32,3 +32,10 @@ def write_notes(vault: Path, notes: Mapping[str, str]) -> Path:
         (vault / path).parent.mkdir(parents=True, exist_ok=True)
         (vault / path).write_text(text, encoding="utf-8")
     return vault
+
+
+@contextmanager
+def notes_app(tmp_path: Path, notes: Mapping[str, str], **overrides: Any) -> Iterator[App]:
+    """`fake_app` over a vault of `notes` written under `tmp_path` (data beside it)."""
+    with fake_app(write_notes(tmp_path / "vault", notes), tmp_path / "data", **overrides) as app:
+        yield app

@@ -15,7 +15,7 @@ from vaultmem.core.function_words import ENGLISH
 from vaultmem.core.ranking import MATCH_FLOOR, is_match, note_signals, rank_notes
 from vaultmem.engine.search import TEXT_POOL, VECTOR_POOL
 from vaultmem.engine.search_context import query_context
-from vaultmem_testing.apps import fake_app, write_notes
+from vaultmem_testing.apps import notes_app
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -42,8 +42,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
-    tmp_path = tmp_path_factory.mktemp("honesty")
-    with fake_app(write_notes(tmp_path / "vault", NOTES), tmp_path / "data") as app:
+    with notes_app(tmp_path_factory.mktemp("honesty"), NOTES) as app:
         yield app
 
 

@@ -13,7 +13,7 @@ import pytest
 from vaultmem.app import App
 from vaultmem.core.relevance import english_keys
 from vaultmem.engine.search_context import query_context
-from vaultmem_testing.apps import fake_app, write_notes
+from vaultmem_testing.apps import notes_app
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -35,8 +35,7 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
-    tmp_path = tmp_path_factory.mktemp("languages")
-    with fake_app(write_notes(tmp_path / "vault", NOTES), tmp_path / "data") as app:
+    with notes_app(tmp_path_factory.mktemp("languages"), NOTES) as app:
         yield app
 
 
@@ -81,7 +80,7 @@ def test_english_beside_them_is_searched_as_before(app: App) -> None:
 
 def test_an_english_vault_compares_words_as_before(tmp_path: Path) -> None:
     english = {p: t for p, t in NOTES.items() if p.startswith("Notes/")}
-    with fake_app(write_notes(tmp_path / "vault", english), tmp_path / "data") as app:
+    with notes_app(tmp_path, english) as app:
         assert app.catalog.languages() == {"en"}
         context = query_context(app.catalog, "painting", {"Notes/Painting.md": None})  # type: ignore[dict-item]
         assert context.keys == {} and context.keys_of("Notes/Painting.md") is english_keys

@@ -66,8 +66,8 @@ from vaultmem.engine.results import (
     ClusterView,
     MergeResult,
     MergeSkipped,
-    Move,
 )
+from vaultmem.engine.upkeep_results import Move
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector

@@ -29,7 +29,15 @@ from vaultmem.core.reinforce import resave_counts, touch
 from vaultmem.core.update_rule import value_change
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.parts import EngineParams, IndexOpener
-from vaultmem.engine.results import (
+from vaultmem.engine.results import Reinforced, SaveResult, Similar
+from vaultmem.engine.save_intake import (
+    Closest,
+    check_save,
+    closest_memory,
+    exact_duplicate,
+    title_from,
+)
+from vaultmem.engine.upkeep_results import (
     Archived,
     GcResult,
     LeftAlone,
@@ -37,17 +45,7 @@ from vaultmem.engine.results import (
     Planned,
     Promoted,
     PromoteResult,
-    Reinforced,
-    SaveResult,
-    Similar,
     SweepResult,
-)
-from vaultmem.engine.save_intake import (
-    Closest,
-    check_save,
-    closest_memory,
-    exact_duplicate,
-    title_from,
 )
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput

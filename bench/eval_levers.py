@@ -28,7 +28,7 @@ from bench.eval_support import CachedEmbedder, mean
 from bench.support import make_app
 from vaultmem.app import embedder_options
 from vaultmem.config import Settings
-from vaultmem.core.relevance import STOP_WORDS, content_words
+from vaultmem.core.words import STOP_WORDS, content_words
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.search_context import query_context
 from vaultmem.errors import NoteError

@@ -35,13 +35,8 @@ from bench.eval_sets import NO_ANSWER, build_locomo, load_tldr, load_vok, read_n
 from bench.eval_support import mean
 from vaultmem.core.function_words import FunctionWords, for_query
 from vaultmem.core.ranking import MATCH_THRESHOLD, RankingParams, note_signals, rank_notes
-from vaultmem.core.relevance import (
-    WordKeys,
-    cosine_evidence,
-    english_keys,
-    name_matches,
-    words_found,
-)
+from vaultmem.core.relevance import cosine_evidence, name_matches, words_found
+from vaultmem.core.words import WordKeys, english_keys
 from vaultmem.engine.search import TEXT_POOL, VECTOR_POOL
 
 POWERS = (0.0, 0.5, 1.0, 2.0)

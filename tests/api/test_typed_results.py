@@ -1,5 +1,6 @@
-"""The use cases answer frozen dataclasses (`engine/results.py`), each with its own wire
-function (`api/wire.py`); the search path is typed end to end (no `Any`)."""
+"""The use cases answer frozen dataclasses (`engine/results.py`, `engine/upkeep_results.py`),
+each with its own wire function (`api/wire.py`); the search path is typed end to end (no
+`Any`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from tests.api.test_server import REFERENCE, SAMPLE_ID, sample_app
 from vaultmem.api import wire
 from vaultmem.api.ops import Api
-from vaultmem.engine import results, search, successors
+from vaultmem.engine import results, search, successors, upkeep_results
 from vaultmem.engine.results import Result
 from vaultmem.engine.status_results import StatusAnswer
 from vaultmem.pipeline.index_ports import ReindexResult
@@ -33,9 +34,9 @@ TYPED: list[tuple[str, dict[str, Any], type]] = [
     ("list", {}, results.ListResult),
     ("edit", {"id": SAMPLE_ID, "title": "Sessions live in Redis"}, results.EditResult),
     ("clusters", {}, results.ClustersResult),
-    ("gc", {}, results.GcResult),
-    ("promote", {"dry_run": True}, results.PromoteResult),
-    ("sweep", {}, results.SweepResult),
+    ("gc", {}, upkeep_results.GcResult),
+    ("promote", {"dry_run": True}, upkeep_results.PromoteResult),
+    ("sweep", {}, upkeep_results.SweepResult),
     ("forget", {"id": SAMPLE_ID}, results.ForgetResult),
     ("restore", {"id": SAMPLE_ID}, results.RestoreResult),
     ("status", {"files": True}, StatusAnswer),

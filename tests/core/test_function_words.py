@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from vaultmem.core.function_words import ENGLISH, LANGUAGES, _fold, for_query, function_words
 from vaultmem.core.language_id import CJK, LATIN
-from vaultmem.core.relevance import STOP_WORDS, _content_keys, english_keys, evidence, word_evidence
+from vaultmem.core.relevance import evidence, word_evidence
+from vaultmem.core.words import STOP_WORDS, content_keys, english_keys
 
 
 def _content(query: str) -> list[str]:
-    return sorted(key for group in _content_keys(query, english_keys, for_query(query))
+    return sorted(key for group in content_keys(query, english_keys, for_query(query))
                   for key in group)
 
 

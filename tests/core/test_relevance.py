@@ -9,9 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from vaultmem.core.relevance import (
-    _content_keys,
-    content_words,
-    english_keys,
     evidence,
     name_match,
     name_matches,
@@ -23,6 +20,7 @@ from vaultmem.core.relevance import (
     word_evidence,
     words_found,
 )
+from vaultmem.core.words import content_keys, content_words, english_keys
 
 
 def test_content_words_drop_stop_words_numbers_and_accents() -> None:
@@ -192,7 +190,7 @@ def test_word_evidence_counts_stems_where_a_longest_first_search_finds_them(
     """word_evidence finds stems by substring search; it must agree with a search for any of
     the query's stems at a word start, longest first."""
     query, text = " ".join(query_words), "".join(text_parts)
-    wanted = frozenset().union(*_content_keys(query))
+    wanted = frozenset().union(*content_keys(query))
     longest_first = sorted(wanted, key=lambda s: (-len(s), s))
     pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, longest_first)) + ")")
     expected = len(set(pattern.findall(text.casefold()))) / len(wanted) if wanted else 0.0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from vaultmem.app import App
-from vaultmem.core.relevance import english_keys
+from vaultmem.core.words import english_keys
 from vaultmem.engine.search_context import query_context
 from vaultmem_testing.apps import notes_app
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.relevance import english_keys
+from vaultmem.core.words import english_keys
 from vaultmem.index.analysis import (
     CJK,
     STEMMERS,

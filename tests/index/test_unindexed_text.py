@@ -39,29 +39,24 @@ def _scores(index: LanceIndex, query: str) -> list[tuple[str, float]]:
     return [(hit.chunk_id, round(hit.score, 4)) for hit in index.text_search(query, 10)]
 
 
-def test_many_unindexed_rows_are_found_by_their_names_not_their_text_until_the_optimise(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("limit", "text_at_once"), [
+    (3, False),  # 4 rows with text written, more than the limit: their text waits
+    (4, True),  # not more than the limit: searched by their text as before
+], ids=["many rows: names until the optimise", "a few rows: text at once"])
+def test_unindexed_rows_are_found_by_their_names_and_by_their_text_up_to_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int, text_at_once: bool
 ) -> None:
     index = _index(tmp_path)
     indexed_before = _scores(index, "kitten memory review deadline")
-    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 3)
+    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", limit)
     index.apply(upserts=[note(path, body) for path, body in NEW.items()])  # 4 rows with text
     assert _paths(index, "tomatoes")[0] == "garden/tomatoes.md"  # by its name
     assert _paths(index, "compost")[0] == "garden/compost.md"
-    assert _paths(index, "heirloom seedlings suckers") == []  # its text waits for the index
+    by_text = {"garden/tomatoes.md"} if text_at_once else set()
+    assert set(_paths(index, "heirloom seedlings suckers")) == by_text
     # the rows in the index rank as they did, with the same scores
     assert _scores(index, "kitten memory review deadline") == indexed_before
     index.optimize()
-    assert set(_paths(index, "heirloom seedlings suckers")) == {"garden/tomatoes.md"}
-    index.close()
-
-
-def test_a_few_unindexed_rows_are_searched_by_their_text_as_before(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    index = _index(tmp_path)
-    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 4)  # 4 rows written: not more than that
-    index.apply(upserts=[note(path, body) for path, body in NEW.items()])
     assert set(_paths(index, "heirloom seedlings suckers")) == {"garden/tomatoes.md"}
     index.close()
 

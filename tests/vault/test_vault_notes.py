@@ -10,10 +10,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from vaultmem.errors import NoteError, NotFound, PathOutsideVault
+from vaultmem.vault.inline import Link
 from vaultmem.vault.names import note_names
 from vaultmem.vault.notes import (
     Heading,
-    Link,
     RawNote,
     parse_note,
     property_values,

@@ -19,7 +19,7 @@ from vaultmem.api.parts import ApiParts
 from vaultmem.api.validation import validate_body
 from vaultmem.api.wire import to_wire
 from vaultmem.core.json_types import JSON
-from vaultmem.engine.results import Undoable
+from vaultmem.engine.upkeep_results import Undoable
 from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import InvalidInput
 

@@ -1,6 +1,7 @@
-"""The protocol's JSON for the use cases' typed results (`vaultmem/engine/results.py`): one
-function per shape, and `to_wire` choosing among them. `Api.call` answers through it, so the
-socket, the CLI and the MCP bridge all send what is built here (docs/protocol.md).
+"""The protocol's JSON for the use cases' typed results (`vaultmem/engine/results.py`, the
+upkeep's in `vaultmem/engine/upkeep_results.py`): one function per shape, and `to_wire`
+choosing among them. `Api.call` answers through it, so the socket, the CLI and the MCP bridge
+all send what is built here (docs/protocol.md).
 
 Field names and their order are a public contract: add fields freely, never rename or remove
 one (tests/api/test_wire_golden.py holds every answer byte for byte).
@@ -16,29 +17,17 @@ from vaultmem.api.wire_status import SHAPES as STATUS_SHAPES
 from vaultmem.api.wire_status import duplicates_wire, status_wire
 from vaultmem.core.json_types import JSON
 from vaultmem.engine.results import (
-    Archived,
     AutoMergeResult,
     ClustersResult,
     ClusterView,
-    CopiesMerged,
-    CopiesPlanned,
     EditResult,
     ForgetResult,
-    GcResult,
-    LeftAlone,
     ListResult,
     MemoryView,
     MergeResult,
-    Move,
     NoteRef,
     ObserveResult,
-    Planned,
     PossibleUpdate,
-    Promoted,
-    PromoteResult,
-    PutBack,
-    RecentOperations,
-    ReconcileResult,
     RelatedResult,
     RestoreResult,
     ReviewResult,
@@ -47,12 +36,26 @@ from vaultmem.engine.results import (
     SearchResult,
     Successor,
     SupersedeResult,
-    SweepResult,
-    UndoResult,
     UnsupersedeResult,
     UpdateProposal,
 )
 from vaultmem.engine.status_results import StatusAnswer
+from vaultmem.engine.upkeep_results import (
+    Archived,
+    CopiesMerged,
+    CopiesPlanned,
+    GcResult,
+    LeftAlone,
+    Move,
+    Planned,
+    Promoted,
+    PromoteResult,
+    PutBack,
+    RecentOperations,
+    ReconcileResult,
+    SweepResult,
+    UndoResult,
+)
 from vaultmem.pipeline.progress import INDEXING, IndexState
 
 

@@ -14,20 +14,22 @@ from vaultmem.engine.results import (
     AutoMergeResult,
     EditResult,
     ForgetResult,
-    GcResult,
     MemoryView,
     MergeResult,
     ObserveResult,
-    PromoteResult,
-    RecentOperations,
-    ReconcileResult,
     RestoreResult,
     Result,
     SaveResult,
     SupersedeResult,
+    UnsupersedeResult,
+)
+from vaultmem.engine.upkeep_results import (
+    GcResult,
+    PromoteResult,
+    RecentOperations,
+    ReconcileResult,
     SweepResult,
     UndoResult,
-    UnsupersedeResult,
 )
 from vaultmem.pipeline.index_ports import ReindexResult
 

@@ -33,7 +33,7 @@ _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\u
 
 
 def _fold(word: str) -> str:
-    """As core/relevance.py folds the words it compares: lower case, accents off."""
+    """As core/words.py folds the words relevance compares: lower case, accents off."""
     folded = word.casefold()
     if folded.isascii():
         return folded
@@ -169,7 +169,7 @@ _KOREAN_ENDINGS = tuple(sorted((
 
 @dataclass(frozen=True)
 class FunctionWords:
-    """One language's function words (folded), as core/relevance.py's content words skip
+    """One language's function words (folded), as core/words.py's content words skip
     them."""
 
     language: str

@@ -13,123 +13,37 @@
 * Confidence: the absolute strength of a query's best evidence (cosine of meaning, share of
   the query's words present), so that relevance means the same across queries and a query
   that matches nothing well does not return confident results.
+
+Each compares words by their keys (core/words.py: the words of a text, folded, and `WordKeys`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from vaultmem.core.function_words import ENGLISH, FunctionWords
+from vaultmem.core.words import KeyGroups, content_keys, fold, has_cjk, words
 
-_WORD = re.compile(r"\w+", re.UNICODE)
-_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+# the word keys the signals take; core/ranking.py and engine/search_context.py import them
+# from here
+from vaultmem.core.words import WordKeys as WordKeys
+from vaultmem.core.words import english_keys as english_keys
+
 _THREAD_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?=$|[ T_.-])")
 # A sequence number in a name: digits alone or after at most two letters (`12`, `t003`, `D3`),
 # not digits inside a word (`k3s`, `mp3`, `13th`).
 _SEQUENCE = re.compile(r"(?<![^\W\d_])[^\W\d_]{0,2}\d+(?![^\W_])")
 _DIGITS = re.compile(r"(\d+)")
 
-#: Words too common to say anything about what a query is after (English's; a query in another
-#: language skips its own language's too: core/function_words.py).
-STOP_WORDS = ENGLISH.words
 
-
-# Chinese, Japanese and Korean are written without spaces: a run of them is taken as its
-# overlapping two-character words (index/tables.py does the same for the full-text index).
-_CJK = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]+")
-
-
-def words(text: str) -> list[str]:
-    """Lower-cased, accent-folded word tokens (CJK runs as two-character words)."""
-    found = _WORD.findall(_fold(text))
-    if text.isascii():
-        return found
-    return [part for word in found for part in _cjk_split(word)]
-
-
-def _cjk_split(word: str, function: FunctionWords | None = None) -> list[str]:
-    """`word`, its CJK runs as two-character words; with `function`, each run parted at its
-    function words first (core/function_words.py)."""
-    if _CJK.search(word) is None:
-        return [word]
-    parts: list[str] = []
-    for piece in re.split(f"({_CJK.pattern})", word):
-        if not piece:
-            continue
-        if not _CJK.fullmatch(piece):
-            parts.append(piece)
-            continue
-        for run in [piece] if function is None else function.cjk_pieces(piece):
-            if len(run) > 1:
-                parts.extend(run[i : i + 2] for i in range(len(run) - 1))
-            else:
-                parts.append(run)
-    return parts
-
-
-def content_words(text: str) -> list[str]:
-    """Words that carry meaning: no stop words, no bare numbers, no one-letter words."""
-    return [w for w in words(text) if _is_content(w)]
-
-
-def _is_content(word: str, function: FunctionWords = ENGLISH) -> bool:
-    return not function.is_function(word) and len(word) > 1 and not word.isdigit()
-
-
-@functools.lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    """A light English suffix strip so that `painting`, `paints` and `painted` meet at `paint`
-    (words of other scripts are left as they are)."""
-    if not word.isascii():
-        return word
-    for suffix in ("ings", "ing", "edly", "ed", "es", "s", "ly"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-#: A word as written (lower-cased, accents kept) → the keys it is compared by: the default,
-#: `english_keys`, strips English suffixes; index/analysis.py gives one that also stems in the
-#: vault's other languages, so a Russian query's `заметки` meets a note's `заметках`.
-WordKeys = Callable[[str], tuple[str, ...]]
-
-
-def english_keys(word: str) -> tuple[str, ...]:
-    """The default word keys: the folded word, English suffixes stripped."""
-    return (_stem(_fold(word)),)
-
-
-#: Each content word's keys, one set per distinct word (words with the same keys once).
-_Groups = tuple[frozenset[str], ...]
-
-
-@functools.lru_cache(maxsize=65536)
-def _content_keys(text: str, keys: WordKeys = english_keys,
-                  function: FunctionWords = ENGLISH) -> _Groups:
-    """The keys of a name's or a query's content words (cached: both recur across
-    searches). English's function words are skipped, or `function`'s (a query's language)."""
-    if text.isascii():
-        raw = _WORD.findall(text.casefold())
-    else:
-        lowered = unicodedata.normalize("NFC", text.casefold())
-        raw = [part for word in _WORD.findall(lowered) for part in _cjk_split(word, function)]
-    groups: dict[frozenset[str], None] = {}
-    for word in raw:
-        if _is_content(_fold(word), function):
-            groups[frozenset(keys(word))] = None
-    return tuple(groups)
+# ---- names ------------------------------------------------------------------------------------
 
 
 def _normal_name(text: str) -> str:
     return " ".join(words(text))
-
-
-# ---- names ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -198,15 +112,15 @@ def _names_keys(names: tuple[str, ...], keys: WordKeys) -> tuple[frozenset[str],
 
 @functools.lru_cache(maxsize=1024)
 def _query_name(query: str, keys: WordKeys) -> tuple[frozenset[str], str]:
-    return frozenset().union(*_content_keys(query, keys)), _normal_name(query)
+    return frozenset().union(*content_keys(query, keys)), _normal_name(query)
 
 
 @functools.lru_cache(maxsize=65536)
-def _name_parts(name: str, keys: WordKeys) -> tuple[str, _Groups, _Groups, frozenset[str]]:
+def _name_parts(name: str, keys: WordKeys) -> tuple[str, KeyGroups, KeyGroups, frozenset[str]]:
     """A name's words as one string (to compare with a query's), its words' keys without
     digits and those with, and all its keys (cached: every search asks for each candidate's
     names)."""
-    groups = _content_keys(name, keys)
+    groups = content_keys(name, keys)
     numbered = tuple(g for g in groups if any(ch.isdigit() for key in g for ch in key))
     plain = tuple(g for g in groups if g not in numbered)
     return _normal_name(name), plain, numbered, frozenset().union(*groups)
@@ -330,7 +244,7 @@ def words_found(query: str, text: str, keys: WordKeys = english_keys,
     wanted, starts, runs = _query_terms(query, keys, function)
     if not wanted:
         return set(), 0
-    folded = _fold(text)
+    folded = fold(text)
     found = _at_word_starts(starts, folded)
     # a CJK two-character word counts anywhere in a run (those runs have no word starts)
     found.update(i for i, key in runs if key in folded)
@@ -352,7 +266,7 @@ def word_evidences(query: str, texts: Iterable[tuple[str, str]],
         if not wanted:
             found[path] = 0.0
             continue
-        folded = _fold(text)
+        folded = fold(text)
         held = _at_word_starts(starts, folded)
         held.update(i for i, key in runs if key in folded)
         found[path] = len(held) / wanted
@@ -369,15 +283,15 @@ def _query_terms(query: str, keys: WordKeys, function: FunctionWords = ENGLISH
                  ) -> tuple[int, _Starts, tuple[tuple[int, str], ...]]:
     """How many content words a query has, its non-CJK keys as `_Starts` and its CJK ones
     (cached: a search asks for the same query's evidence once per candidate note)."""
-    groups = _content_keys(query, keys, function)
+    groups = content_keys(query, keys, function)
     plain = [(i, key) for i, group in enumerate(groups) for key in sorted(group)
-             if _CJK.search(key) is None]
+             if not has_cjk(key)]
     starts = tuple(
         (i, key, tuple(sorted({other for j, other in plain if j != i and other not in groups[i]
                                and len(other) > len(key) and other.startswith(key)})))
         for i, key in plain)
     runs = tuple((i, key) for i, group in enumerate(groups) for key in sorted(group)
-                 if _CJK.search(key) is not None)
+                 if has_cjk(key))
     return len(groups), starts, runs
 
 
@@ -399,15 +313,6 @@ def _at_word_starts(starts: _Starts, text: str) -> set[int]:
                 break
             at = find(key, at + 1)
     return found
-
-
-def _fold(text: str) -> str:
-    folded = text.casefold()
-    if not folded.isascii():
-        # NFC again: marks that are not accents (kana voicing) rejoin their letters
-        folded = unicodedata.normalize(
-            "NFC", _COMBINING.sub("", unicodedata.normalize("NFKD", folded)))
-    return folded
 
 
 def evidence(cosine: float | None, query: str, text: str, keys: WordKeys = english_keys, *,

@@ -37,7 +37,7 @@ archived notes outside the archive folder; the next sweep moves them (`Lifecycle
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path, PurePosixPath
@@ -56,6 +56,7 @@ from vaultmem.core.consolidation import (
 from vaultmem.core.decay import score
 from vaultmem.core.device_sync import consolidated_id
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState, state_to_fields
+from vaultmem.engine.merged_note import merge_explanation, merged_body, merged_link, same_body
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.parts import EngineParams, IndexOpener
 from vaultmem.engine.results import (
@@ -65,17 +66,17 @@ from vaultmem.engine.results import (
     ClusterView,
     MergeResult,
     MergeSkipped,
-    Move,
 )
+from vaultmem.engine.upkeep_results import Move
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound
 from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.pipeline.index_sync import IndexSync
-from vaultmem.store.memory_notes import MemoryNote, Rewrite, content_of, normalise_text
+from vaultmem.store.memory_notes import MemoryNote, Rewrite
 from vaultmem.store.memory_store import MemoryStore
 from vaultmem.store.snapshot import Snapshot
-from vaultmem.vault.memories import create_memory_note, memory_filename, wikilink
+from vaultmem.vault.memories import create_memory_note, memory_filename
 
 SOURCE = "consolidation"
 
@@ -88,8 +89,6 @@ class SpentIds(Protocol):
     def spent(self, memory_id: str) -> bool: ...
 
 
-MERGED_START = "<!-- vaultmem:merged -->"
-MERGED_END = "<!-- /vaultmem:merged -->"
 _MAX_MERGES_A_DAY = 20  # of one cluster's members: beyond it, something loops
 _ROWS_PER_BLOCK = 1024  # bounds the similarity matrix held at once to 1024 × N floats
 
@@ -241,7 +240,7 @@ class Consolidator:
 
         def plan(current: list[MemoryNote]) -> list[Rewrite]:
             return [Rewrite(m, m.state, section=addition) for m in current
-                    if body is None or _same_body(m.note.body, body)]
+                    if body is None or same_body(m.note.body, body)]
 
         with contextlib.suppress(ConcurrentEdit):
             self.store.rewrite([path], plan)
@@ -325,7 +324,7 @@ class Consolidator:
         paths = set(snapshot.records) - {m.path for m in members} | {own}
         planned = {m.path: f"{self.params.archive_folder.strip('/')}/{PurePosixPath(m.path).name}"
                    for m in members}
-        links = [_link(planned[m.path], paths | set(planned.values()), m.note.title)
+        links = [merged_link(planned[m.path], paths | set(planned.values()), m.note.title)
                  for m in members]
         body = merged_body(members, links)
         path, _ = create_memory_note(
@@ -334,50 +333,6 @@ class Consolidator:
             stm_fields=state_to_fields(state), tags=list(state.tags),
         )
         return path, members[0].note.title, body
-
-
-def _same_body(found: str, written: str) -> bool:
-    """Whether a note's body is still its title heading and the `written` body, as a new
-    memory note is rendered (line endings and surrounding blank lines aside)."""
-    heading, _, rest = found.replace("\r\n", "\n").strip().partition("\n")
-    return heading.startswith("# ") and rest.strip() == written.replace("\r\n", "\n").strip()
-
-
-def merged_body(members: Sequence[MemoryNote], links: Sequence[str]) -> str:
-    """The members' contents, best first, without repeats (compared as normalised text), then a
-    "Merged from" line. The best member's content sits under the note's title (its title is the
-    note's, so it gets no heading of its own); each further distinct content gets a section
-    headed by its own title (none when that title is the note's too)."""
-    parts: list[str] = []
-    seen: set[str] = set()
-    for memory in members:
-        content = content_of(memory).strip()
-        key = normalise_text(content)
-        if key and key not in seen:
-            seen.add(key)
-            title = " ".join(memory.note.title.split())
-            heading = bool(parts) and title.casefold() != members[0].note.title.strip().casefold()
-            parts.append(f"## {title}\n\n{content}" if heading else content)
-    parts.append(f"Merged from {', '.join(links)}.")
-    return "\n\n".join(parts)
-
-
-def merge_explanation(count: int, cohesion: float, day: date, archive_folder: str) -> str:
-    """What a person opening the merged note needs to know: an Obsidian callout between
-    vaultmem's markers (left out of the memory's remembered text, like the Related section)."""
-    folder = archive_folder.strip("/")
-    return "\n".join([
-        MERGED_START,
-        f"> [!info] Merged by vaultmem on {day.isoformat()}",
-        f"> These {count} memories said the same thing (similarity {cohesion:.2f}), so they "
-        "live on as this one note: their uses are summed, and its type and strength are at "
-        "least their strongest.",
-        f"> The originals are kept in `{folder}/` (never deleted) with `stm_merged_into` "
-        "pointing here; `vaultmem restore <id>` brings one back.",
-        "> Edit this note freely: vaultmem only changes its `stm_*` properties (and adds a "
-        "Related section if it is promoted).",
-        MERGED_END,
-    ])
 
 
 def _candidates(memories: Iterable[MemoryNote]) -> list[MemoryNote]:
@@ -416,11 +371,3 @@ def _find(clusters: Sequence[Cluster], cluster_id: str) -> Cluster:
     raise NotFound(
         f"cluster {cluster_id!r}: cluster changed or no longer exists: list clusters again"
     )
-
-
-def _link(target: str, all_paths: Collection[str], title: str) -> str:
-    """A wikilink to where the original will live once archived (its name, when unique)."""
-    try:
-        return wikilink(target, all_paths, alias=title)
-    except ValueError:  # a file name a wikilink cannot hold: name it in plain text
-        return PurePosixPath(target).stem

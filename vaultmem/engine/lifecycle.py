@@ -7,26 +7,18 @@ first, then the file is moved; an interrupted move is finished by the next sweep
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from vaultmem.core.decisions import Decision
-from vaultmem.core.intake import (
-    check_content,
-    find_secret,
-    normalise_tags,
-    numbers_agree,
-    secret_reason,
-)
+from vaultmem.core.intake import normalise_tags
 from vaultmem.core.memory import (
     ACTIVE,
     ARCHIVED,
-    MEMORY_TYPES,
     PROMOTED,
     new_state,
     state_from_fields,
@@ -37,7 +29,15 @@ from vaultmem.core.reinforce import resave_counts, touch
 from vaultmem.core.update_rule import value_change
 from vaultmem.engine.moves import Mover, inside
 from vaultmem.engine.parts import EngineParams, IndexOpener
-from vaultmem.engine.results import (
+from vaultmem.engine.results import Reinforced, SaveResult, Similar
+from vaultmem.engine.save_intake import (
+    Closest,
+    check_save,
+    closest_memory,
+    exact_duplicate,
+    title_from,
+)
+from vaultmem.engine.upkeep_results import (
     Archived,
     GcResult,
     LeftAlone,
@@ -45,21 +45,17 @@ from vaultmem.engine.results import (
     Planned,
     Promoted,
     PromoteResult,
-    Reinforced,
-    SaveResult,
-    Similar,
     SweepResult,
 )
 from vaultmem.engine.views import Views
-from vaultmem.errors import InvalidInput, Refused
-from vaultmem.index.base import Embedder, Vector
+from vaultmem.errors import InvalidInput
+from vaultmem.index.base import Embedder
 from vaultmem.index.catalog import Catalog
 from vaultmem.pipeline.index_sync import IndexSync
 from vaultmem.store.memory_notes import (
     MemoryNote,
     Rewrite,
     content_of,
-    normalise_text,
     unwritable_reason,
     writable,
 )
@@ -67,22 +63,6 @@ from vaultmem.store.memory_store import MemoryStore
 from vaultmem.store.snapshot import Snapshot
 from vaultmem.vault.memories import create_memory_note, wikilink
 from vaultmem.vault.notes import parse_note
-
-# Near duplicates: how many of the closest note vectors are re-checked on their own text, and
-# how far below the threshold a note vector may be and still be re-checked (a note vector
-# also carries the note's title, so it reads a little lower than the text alone).
-NEAR_SHORTLIST = 5
-NEAR_SHORTLIST_MARGIN = 0.25
-
-
-@dataclass(frozen=True)
-class Closest:
-    """A live memory near a save: the cosine with its remembered text, and the similarity
-    (the higher of that and the cosine with its title)."""
-
-    memory: MemoryNote
-    text_cosine: float
-    similarity: float
 
 
 class Lifecycle:
@@ -113,15 +93,16 @@ class Lifecycle:
         similar one (`similar_memory_cosine`) holds the save back unless `force` or it changes
         one of that memory's values (an update, proposed by `Updates`)."""
         content = content.strip()
-        self._check_content(content, title=title, tags=tags, source=source, type=type,
-                            strength=strength)
+        check_save(content, title=title, tags=tags, source=source, type=type,
+                   strength=strength, params=self.params)
         clean_tags = normalise_tags(tags)
         query = self.embedder.embed_query(content)  # may load a model
         live = [m for m in self.store.iter_memories() if m.state.status != ARCHIVED]
-        duplicate = _exact_duplicate(content, live)
+        duplicate = exact_duplicate(content, live)
         if duplicate is not None:
             return self._reinforce_instead(duplicate, now, "an identical memory exists")
-        closest = self._closest(content, query, live)
+        closest = closest_memory(content, query, live, index=self.index,
+                                 embedder=self.embedder, params=self.params)
         if closest is not None and closest.text_cosine >= self.params.near_duplicate_cosine:
             return self._reinforce_instead(
                 closest.memory, now,
@@ -134,7 +115,7 @@ class Lifecycle:
                           pinned=pinned, source=source, tags=tuple(clean_tags))
         path, text = create_memory_note(
             self.root, self.params.memory_folder, day=now.date(),
-            title=(title or _title_from(content)).strip(), body=content,
+            title=(title or title_from(content)).strip(), body=content,
             stm_fields=state_to_fields(state), tags=clean_tags)
         self.sync.sync_paths([path])
         # Answer with what was written: re-reading the note could fail (404) when its user
@@ -142,49 +123,6 @@ class Lifecycle:
         note = parse_note(path, text.encode("utf-8"))
         written = MemoryNote(path, note, state_from_fields(note.fields, tags=note.tags), text)
         return SaveResult(created=True, memory=self.views.view(written, now))
-
-    def _check_content(
-        self, content: str, *, title: str | None, tags: Sequence[str], source: str | None,
-        type: str | None, strength: float,
-    ) -> None:
-        reason = check_content(content, min_chars=self.params.min_content_chars,
-                               max_chars=self.params.max_content_chars)
-        if reason is not None:
-            raise Refused(reason)
-        for what, text in (("title", title), ("source", source), ("tag", " ".join(tags))):
-            kind = find_secret(text) if text else None
-            if kind is not None:
-                raise Refused(secret_reason(what, kind))
-        if type is not None and type not in MEMORY_TYPES:
-            kinds = ", ".join(MEMORY_TYPES)
-            raise InvalidInput(f"unknown memory type {type!r}: use one of {kinds}")
-        if not 0.0 <= strength <= 2.0:
-            raise InvalidInput("strength must be between 0 and 2")
-
-    def _closest(self, content: str, query: Vector, live: Sequence[MemoryNote]
-                 ) -> Closest | None:
-        """The live memory closest to `content` (same numbers). The index's note vectors
-        (title and heading included) pick a shortlist; the shortlist's remembered texts and
-        titles are then embedded and compared like for like."""
-        lowest = min(self.params.near_duplicate_cosine, self.params.similar_memory_cosine)
-        by_path = {m.path: m for m in live}
-        if not by_path:
-            return None
-        ranked = sorted(((float(vector @ query), path)
-                         for path, vector in self.index().note_vectors(by_path).items()),
-                        reverse=True)
-        shortlist = [by_path[path] for cosine, path in ranked[:NEAR_SHORTLIST]
-                     if cosine >= lowest - NEAR_SHORTLIST_MARGIN
-                     and numbers_agree(content, content_of(by_path[path]))]
-        if not shortlist:
-            return None
-        texts = [content_of(m) for m in shortlist] + [m.note.title for m in shortlist]
-        cosines = self.embedder.embed(texts) @ query
-        count = len(shortlist)
-        found = [Closest(m, float(cosines[i]), max(float(cosines[i]), float(cosines[count + i])))
-                 for i, m in enumerate(shortlist)]
-        return max(found, key=lambda c: (c.text_cosine >= self.params.near_duplicate_cosine,
-                                         c.similarity, c.text_cosine))
 
     def _held_back(self, closest: Closest, now: datetime) -> SaveResult:
         """A save that says nearly what a memory says is not written (two memories saying one
@@ -376,26 +314,3 @@ def _done(moves: Iterable[Moved | None]) -> tuple[Moved, ...]:
 
 def _planned(items: Iterable[SweepItem]) -> tuple[Planned, ...]:
     return tuple(Planned(item.id, item.path, item.decision) for item in items)
-
-
-def _exact_duplicate(content: str, live: Sequence[MemoryNote]) -> MemoryNote | None:
-    """The live memory whose remembered text, or whose title, is `content` (normalised)."""
-    wanted = normalise_text(content)
-    same_text = (m for m in live if normalise_text(content_of(m)) == wanted)
-    same_title = (m for m in live if normalise_text(m.note.title) == wanted)
-    return next(same_text, None) or next(same_title, None)
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
-TITLE_MAX = 200  # past this a first sentence is cut at a word, with an ellipsis
-
-
-def _title_from(content: str) -> str:
-    """A memory's title: the first sentence of its first line, whole (a title cut mid-sentence
-    reads as a different fact); only a sentence longer than TITLE_MAX is shortened."""
-    first = " ".join(content.strip().splitlines()[0].lstrip("#").split())
-    sentence = _SENTENCE_END.split(first, maxsplit=1)[0].rstrip()
-    if len(sentence) <= TITLE_MAX:
-        return sentence[:-1] if sentence.endswith(".") and not sentence.endswith("..") \
-            else sentence
-    return sentence[:TITLE_MAX].rsplit(" ", 1)[0].rstrip(",;:") + "…"

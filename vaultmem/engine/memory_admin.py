@@ -30,7 +30,8 @@ from vaultmem.core.memory import ACTIVE, ARCHIVED, PROMOTED
 from vaultmem.engine.filters import tag_keys
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.parts import EngineParams
-from vaultmem.engine.results import EditResult, ForgetResult, ListResult, MemoryView, Move
+from vaultmem.engine.results import EditResult, ForgetResult, ListResult, MemoryView
+from vaultmem.engine.upkeep_results import Move
 from vaultmem.engine.views import Views
 from vaultmem.errors import InvalidInput, NoteError, Refused
 from vaultmem.pipeline.index_sync import IndexSync

@@ -16,9 +16,10 @@ from pathlib import PurePosixPath
 from vaultmem.core.intake import normalise_tags
 from vaultmem.core.memory import ARCHIVED
 from vaultmem.core.update_rule import best_update, same_scope, value_change
-from vaultmem.engine.lifecycle import NEAR_SHORTLIST, NEAR_SHORTLIST_MARGIN, Lifecycle
+from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.parts import IndexOpener
 from vaultmem.engine.results import NoteRef, PossibleUpdate, SaveResult, UpdateProposal
+from vaultmem.engine.save_intake import NEAR_SHORTLIST, NEAR_SHORTLIST_MARGIN
 from vaultmem.engine.superseder import Superseder
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError

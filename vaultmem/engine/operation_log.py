@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from vaultmem.engine.results import OperationSummary
+from vaultmem.engine.upkeep_results import OperationSummary
 
 KEEP = 50
 _SCHEMA = """

@@ -19,14 +19,14 @@ from pathlib import Path
 from vaultmem.core.device_sync import CopyPlan, conflict_kind, copy_id, plan_copies
 from vaultmem.core.memory import ARCHIVED, MemoryState
 from vaultmem.engine.moves import Mover
-from vaultmem.engine.results import (
+from vaultmem.engine.status_results import CopySeen, DuplicateGroup, DuplicatesReport
+from vaultmem.engine.upkeep_results import (
     ConflictCopy,
     CopiesMerged,
     CopiesPlanned,
     PutBack,
     ReconcileResult,
 )
-from vaultmem.engine.status_results import CopySeen, DuplicateGroup, DuplicatesReport
 from vaultmem.errors import ConcurrentEdit, NoteError, NotFound
 from vaultmem.index.catalog import Catalog
 from vaultmem.pipeline.index_sync import IndexSync

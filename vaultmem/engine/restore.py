@@ -22,9 +22,10 @@ from datetime import datetime
 from vaultmem.core.memory import ACTIVE, ARCHIVED, MemoryState
 from vaultmem.core.supersede import forget_predecessor, released
 from vaultmem.engine.moves import Mover, inside
-from vaultmem.engine.results import Move, RestoreResult
+from vaultmem.engine.results import RestoreResult
 from vaultmem.engine.status_results import Settled
 from vaultmem.engine.superseder import find_path
+from vaultmem.engine.upkeep_results import Move
 from vaultmem.engine.views import Views
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError
 from vaultmem.pipeline.index_sync import IndexSync

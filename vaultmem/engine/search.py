@@ -49,9 +49,8 @@ def ranking_for(model_name: str) -> RankingParams:
     values = model_ranking(model_name)
     if values is None:
         return RankingParams()
-    cosine_none, cosine_full, text_weight, cosine_tail = values
-    return RankingParams(cosine_none=cosine_none, cosine_full=cosine_full,
-                         text_weight=text_weight, cosine_tail=cosine_tail)
+    return RankingParams(cosine_none=values.cosine_none, cosine_full=values.cosine_full,
+                         text_weight=values.text_weight, cosine_tail=values.cosine_tail)
 
 
 class Search:

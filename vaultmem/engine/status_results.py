@@ -2,7 +2,8 @@
 languages (`Status.status`), the notes several copies carry (`Reconciler.report`), the index
 writer's work (`IndexSync.indexing`), the daemon's indexing and jobs, and the memories settled
 after a move by hand (`Restorer.settle_moves`). Their JSON is built at the wire
-(`api/wire_status.py`); the other use cases' results are in `engine/results.py`.
+(`api/wire_status.py`); the other use cases' results are in `engine/results.py` and
+`engine/upkeep_results.py`.
 
 Counts by name are tuples of (name, count) pairs in the order they were first seen: the wire
 gives them as JSON objects in that order.

@@ -20,13 +20,7 @@ from typing import TypeVar
 
 from vaultmem.engine.memory_admin import MemoryAdmin
 from vaultmem.engine.operation_log import Operation, OperationLog
-from vaultmem.engine.results import (
-    PutBack,
-    RecentOperations,
-    Skipped,
-    Undoable,
-    UndoResult,
-)
+from vaultmem.engine.upkeep_results import PutBack, RecentOperations, Skipped, Undoable, UndoResult
 from vaultmem.errors import ConcurrentEdit, InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.pipeline.index_sync import IndexSync
 from vaultmem.store.memory_notes import MemoryNote

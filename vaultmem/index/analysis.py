@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from vaultmem.core.relevance import english_keys
+from vaultmem.core.words import english_keys
 
 #: Snowball's name for each language that has a stemmer (PyStemmer's algorithms).
 STEMMERS = {

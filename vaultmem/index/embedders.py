@@ -308,12 +308,22 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
     return _prompted(inner, options, files)
 
 
-def model_ranking(model_name: str) -> tuple[float, float, float, int] | None:
-    """(cosine of unrelated texts, of texts about the same thing, text weight, cosine tail):
-    the ranking values a bundled model needs in place of the defaults, which are
-    all-MiniLM-L6-v2's: e5's cosines crowd high (texts with nothing in common still score
-    ~0.8, docs/benchmarks.md), so its cosine is scaled against the crowd's (core/ranking.py
-    `meaning_floor`), and its meaning is worth more against the words."""
+@dataclass(frozen=True)
+class ModelRanking:
+    """The ranking values a bundled model needs in place of the defaults (core/ranking.py
+    `RankingParams`), which are all-MiniLM-L6-v2's."""
+
+    cosine_none: float  # the cosine of unrelated texts
+    cosine_full: float  # the cosine of texts about the same thing
+    text_weight: float  # the words' weight against the meaning
+    cosine_tail: int  # the k-th best note, whose cosine scales as 0 (`meaning_floor`)
+
+
+def model_ranking(model_name: str) -> ModelRanking | None:
+    """The ranking values `model_name` needs, None for the defaults: e5's cosines crowd high
+    (texts with nothing in common still score ~0.8, docs/benchmarks.md), so its cosine is
+    scaled against the crowd's (core/ranking.py `meaning_floor`), and its meaning is worth
+    more against the words."""
     from vaultmem.index.multilingual import (
         COSINE_SCALE,
         COSINE_TAIL,
@@ -323,7 +333,8 @@ def model_ranking(model_name: str) -> tuple[float, float, float, int] | None:
 
     if not model_name.startswith(MULTILINGUAL_NAME):
         return None
-    return COSINE_SCALE[0], COSINE_SCALE[1], TEXT_WEIGHT, COSINE_TAIL
+    return ModelRanking(cosine_none=COSINE_SCALE[0], cosine_full=COSINE_SCALE[1],
+                        text_weight=TEXT_WEIGHT, cosine_tail=COSINE_TAIL)
 
 
 def _multilingual(options: EmbedderOptions | None) -> Embedder:

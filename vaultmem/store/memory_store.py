@@ -14,6 +14,7 @@ its own lock (so no increment is lost and no write lands mid-move):
 
 The bytes are written by `vault.memories.edit_memory_note`: one guarded write that splices the
 `stm_*` lines (and sections) into the text the store read, refused when the note changed since.
+The notes are read and listed as their files hold them by `store.memory_files.MemoryFiles`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from vaultmem.core.memory import MemoryState, state_from_fields, state_to_fields
 from vaultmem.errors import InvalidInput, NoteError, NotFound, VaultmemError
 from vaultmem.index.catalog import Catalog
 from vaultmem.store.journal import FlushReport, Pending, UsageJournal
+from vaultmem.store.memory_files import MemoryFiles
 from vaultmem.store.memory_notes import (
     UNLOADABLE,
     UNPARSED_REASON,
@@ -71,7 +73,7 @@ class MemoryStore:
         # in the daemon: uses journalled (written by `flush`), memories listed from the catalog
         self._daemon = mode is StoreMode.DAEMON
         self._lock = threading.RLock()
-        self._cache: dict[str, tuple[tuple[int, int], MemoryNote | None]] = {}
+        self._files = MemoryFiles(root, daemon=self._daemon)
         self._recording = threading.local()  # the events `recording` collects, per thread
 
     # finding ------------------------------------------------------------------------------
@@ -115,11 +117,11 @@ class MemoryStore:
 
     def load(self, ref: str) -> MemoryNote:
         path = self.resolve(ref)
-        memory = self._file(path) or read_memory(self.root, path)  # not a memory: it says why
+        memory = self._files.read(path) or read_memory(self.root, path)  # not a memory: it says why
         return self._overlaid(memory, self._pending(memory.state.id))
 
     def try_load(self, path: str) -> MemoryNote | None:
-        memory = self._file(path)
+        memory = self._files.read(path)
         return None if memory is None else self._overlaid(memory, self._pending(memory.state.id))
 
     def snapshot(self) -> Snapshot:
@@ -134,7 +136,7 @@ class MemoryStore:
         if snapshot.memory_files is None:
             return
         kept = [m for m in snapshot.memory_files if m.path not in changed]
-        found = [m for m in map(self._file, changed) if m is not None]
+        found = [m for m in map(self._files.read, changed) if m is not None]
         snapshot.memory_files = sorted([*kept, *found], key=lambda m: m.path)
 
     def iter_memories(self, snapshot: Snapshot | None = None) -> Iterator[MemoryNote]:
@@ -153,7 +155,7 @@ class MemoryStore:
         """Every memory note in the vault, copies sharing an id included. In the daemon the
         watcher keeps the catalog current: listed from it, with the pending states read in one
         query up front (one per memory would queue behind every touch under load)."""
-        files = self._memory_files(snapshot or self.snapshot())
+        files = self._files.listed(snapshot or self.snapshot())
         if not self._daemon:
             yield from files
             return
@@ -168,11 +170,11 @@ class MemoryStore:
         groups: dict[str, list[MemoryNote]] = {}
         snapshot = snapshot or self.snapshot()
         if snapshot.memory_files is not None or not self._daemon:
-            for memory in self._memory_files(snapshot):
+            for memory in self._files.listed(snapshot):
                 groups.setdefault(memory.state.id, []).append(memory)
         else:
             for memory_id, paths in self.catalog.duplicate_ids().items():
-                loaded = [m for m in map(self._file, paths) if m is not None]
+                loaded = [m for m in map(self._files.read, paths) if m is not None]
                 groups[memory_id] = [m for m in loaded if m.state.id == memory_id]
         result = {}
         for memory_id, group in sorted(groups.items()):
@@ -257,7 +259,7 @@ class MemoryStore:
                 note, text = write_memory_text(self.root, memory.path, new_text,
                                                memory.note.file_hash)
             finally:
-                self._cache.pop(memory.path, None)
+                self._files.forget(memory.path)
             written = MemoryNote(memory.path, note, memory_state(note), text)
             return self._overlaid(written, self._pending(written.state.id))
 
@@ -327,12 +329,11 @@ class MemoryStore:
             written = edit_memory_note(self.root, memory.path, memory.text,
                                        memory.note.file_hash, edit)
         except (NoteError, OSError):  # ConcurrentEdit is a NoteError: the cache is stale
-            self._cache.pop(memory.path, None)
+            self._files.forget(memory.path)
             raise
-        if written is not None and self._daemon:  # the next read needs no parse
+        if written is not None:  # the next read needs no parse
             note, text = written
-            self._cache[memory.path] = ((note.mtime_ns, note.size),
-                                        MemoryNote(memory.path, note, memory_state(note), text))
+            self._files.remember(MemoryNote(memory.path, note, memory_state(note), text))
         return written
 
     def _flush_one(self, pending: Pending) -> Note | None:
@@ -350,7 +351,7 @@ class MemoryStore:
         """The memory as its file holds it, found at its recorded path or by id; None only
         when no note in the vault has its id (the catalog may still show a renamed note at its
         old path, and dropping the pending state then would lose recorded uses)."""
-        memory = self._file(pending.path)  # as parsed at the touch, if the file is unchanged
+        memory = self._files.read(pending.path)  # as parsed at the touch, if the file is unchanged
         if memory is None or memory.state.id != pending.memory_id:
             try:
                 memory = try_read_memory(self.root, self.resolve(pending.memory_id))
@@ -358,7 +359,8 @@ class MemoryStore:
                 memory = None
         if memory is not None and memory.state.id == pending.memory_id:
             return memory
-        found = [m.path for m in self._scan_memories() if m.state.id == pending.memory_id]
+        found = [m.path for m in self._files.scan(self.snapshot())
+                 if m.state.id == pending.memory_id]
         return try_read_memory(self.root, self.canonical(found)) if found else None
 
     # plumbing -----------------------------------------------------------------------------
@@ -378,49 +380,6 @@ class MemoryStore:
         firsts = {self.canonical(group) for group in by_id.values()}
         return ([self._overlaid(m, self._pending(m.state.id)) if m.path in firsts else m
                  for m in found], firsts)
-
-    def _memory_files(self, snapshot: Snapshot) -> list[MemoryNote]:
-        """Every memory note as its file holds it, by path, read once per snapshot: in the
-        daemon from the catalog's memory paths, otherwise by scanning the vault."""
-        if snapshot.memory_files is None:
-            if not self._daemon:
-                snapshot.memory_files = list(self._scan_memories(snapshot))
-            else:
-                snapshot.memory_files = [m for m in map(self._file, snapshot.memory_paths)
-                                         if m is not None]
-        return snapshot.memory_files
-
-    def _scan_memories(self, snapshot: Snapshot | None = None) -> Iterator[MemoryNote]:
-        """Every memory note as its file holds it: catalogued ones plus notes changed since the
-        last sync, found by scanning the vault."""
-        snapshot = snapshot or self.snapshot()
-        records, scan = snapshot.records, snapshot.scan
-        for path, st in sorted(scan.files.items()):
-            rec = records.get(path)
-            unchanged = rec is not None and (rec.mtime_ns, rec.size) == (st.mtime_ns, st.size)
-            if unchanged and rec is not None and not rec.note_id:
-                continue  # a regular note that has not changed
-            memory = try_read_memory(self.root, path)
-            if memory is not None:
-                yield memory
-
-    def _file(self, path: str) -> MemoryNote | None:
-        """The memory as its file holds it, or None when the path holds no memory. In the
-        daemon a note is parsed once per (mtime, size)."""
-        if not self._daemon:
-            return try_read_memory(self.root, path)
-        try:
-            st = (self.root / path).stat()
-        except OSError:
-            self._cache.pop(path, None)
-            return None
-        key = (st.st_mtime_ns, st.st_size)
-        hit = self._cache.get(path)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        memory = try_read_memory(self.root, path)
-        self._cache[path] = (key, memory)
-        return memory
 
     def _pending(self, memory_id: str) -> Pending | None:
         return self.journal.get(memory_id) if self._daemon else None

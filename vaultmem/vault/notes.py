@@ -3,7 +3,6 @@ malformed frontmatter (that is reported in `Note.frontmatter_error`)."""
 
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import os
@@ -18,20 +17,12 @@ from vaultmem.core.intake import tag_key
 from vaultmem.core.memory import is_memory
 from vaultmem.errors import FrontmatterError, NoteError
 from vaultmem.vault.frontmatter import BOM, locate, parse
+from vaultmem.vault.inline import Link, inline_tags, mask_inline, wikilinks
 from vaultmem.vault.paths import resolve_in_vault
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
-
-
-@dataclass(frozen=True)
-class Link:
-    target: str
-    heading: str | None
-    block: str | None
-    alias: str | None
-    embed: bool
 
 
 @dataclass(frozen=True)
@@ -82,10 +73,6 @@ class Note:
         return next((h.text for h in self.headings if h.level == 1 and h.text), "")
 
 
-_MASK = "\x01"  # stands in for code and escapes: neither whitespace nor a tag character
-_TAG = re.compile(r"(?<!\S)#([^\s\x00-\x2c.\x3a-\x40\x5b-\x5e`\x7b-\x7f]+)")
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-_COMMENT = re.compile(r"%%.*?%%", re.S)
 _LIST_SPLIT = re.compile(r"[,\s]+")
 
 
@@ -188,14 +175,14 @@ def parse_note(path: str, raw: bytes, *, mtime_ns: int = 0, read_only: bool = Fa
     tokens = _markdown().parse(body)
     first_line = text.count("\n", 0, body_start) + 1
     headings = tuple(_headings(tokens, first_line))
-    inline = [_mask_inline(t.content) for t in tokens if t.type == "inline"]
+    inline = [mask_inline(t.content) for t in tokens if t.type == "inline"]
     return Note(
         path=path,
         title=note_title(fields, headings, path),
         aliases=tuple(frontmatter_aliases(fields)),
         tags=_dedupe_casefold([*frontmatter_tags(fields), *commented,
-                               *_inline_tags(inline)]),
-        links=tuple(link for content in inline for link in _links(content)),
+                               *inline_tags(inline)]),
+        links=tuple(link for content in inline for link in wikilinks(content)),
         headings=headings,
         fields=fields,
         frontmatter_error=error,
@@ -360,14 +347,6 @@ def _commented_tags(text: str) -> list[str]:
     return found
 
 
-def _inline_tags(inline: list[str]) -> Iterator[str]:
-    for content in inline:
-        for match in _TAG.finditer(content):
-            tag = match.group(1)
-            if not tag.isdigit():
-                yield tag
-
-
 def _dedupe_casefold(tags: list[str]) -> tuple[str, ...]:
     seen: set[str] = set()
     result: list[str] = []
@@ -376,71 +355,6 @@ def _dedupe_casefold(tags: list[str]) -> tuple[str, ...]:
             seen.add(tag_key(tag))
             result.append(tag)
     return tuple(result)
-
-
-def _links(content: str) -> Iterator[Link]:
-    for match in _WIKILINK.finditer(content):
-        link = _parse_link(match.group(2), embed=bool(match.group(1)))
-        if link is not None:
-            yield link
-
-
-def _parse_link(inner: str, *, embed: bool) -> Link | None:
-    destination, bar, alias = inner.partition("|")
-    destination = destination.removesuffix("\\")  # `[[a\|b]]` inside a table
-    target, hash_sign, anchor = destination.partition("#")
-    heading: str | None = None
-    block: str | None = None
-    if hash_sign:
-        heading_part, caret, block_part = anchor.partition("^")
-        heading = heading_part.strip() or None
-        block = (block_part.strip() or None) if caret else None
-    target = target.strip()
-    if not (target or heading or block):
-        return None
-    return Link(target, heading, block, (alias.strip() or None) if bar else None, embed)
-
-
-def _mask_inline(source: str) -> str:
-    """Hide code spans, escaped `#`/`[` and %%comments%% from tag and link matching."""
-    out = list(source)
-    closers = _backtick_runs(source)
-    index = 0
-    while index < len(source):
-        char = source[index]
-        if char == "\\" and index + 1 < len(source):
-            if source[index + 1] in "#[":
-                out[index] = out[index + 1] = _MASK
-            index += 2
-        elif char == "`":
-            index = _mask_code_span(source, index, out, closers)
-        else:
-            index += 1
-    masked = "".join(out)
-    return _COMMENT.sub(lambda m: _MASK * len(m.group(0)), masked)
-
-
-def _backtick_runs(source: str) -> dict[int, list[int]]:
-    """Run length -> start offsets of every maximal run of backticks (possible closers)."""
-    runs: dict[int, list[int]] = {}
-    for match in re.finditer(r"`+", source):
-        runs.setdefault(match.end() - match.start(), []).append(match.start())
-    return runs
-
-
-def _mask_code_span(source: str, start: int, out: list[str], closers: dict[int, list[int]]) -> int:
-    """Mask the code span opening at `start`; returns the index to continue from."""
-    run_end = start
-    while run_end < len(source) and source[run_end] == "`":
-        run_end += 1
-    starts = closers.get(run_end - start, [])
-    position = bisect.bisect_left(starts, run_end)
-    if position == len(starts):
-        return run_end  # an unmatched backtick run is literal text
-    span_end = starts[position] + run_end - start
-    for offset in range(start, span_end):
-        out[offset] = _MASK
-    return span_end
 
 
 HEAD_BYTES = 65536  # a memory's stm_id is looked for this far into a note

@@ -6,10 +6,14 @@ query's language (core/function_words.py: they count as no evidence of a match).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
 plain values. A note's names, word keys and thread neighbours change only when a note of the
-vault does: a `QueryContexts` keeps them between searches for as long as the catalog's
-`generation` stays the same (a search's ~400 candidates asked the catalog for ~30 folder
-listings and looked each note up in its thread, every search; each note's names and language
-are then one look-up in one table, not several passes over the candidates).
+vault does: a `QueryContexts` keeps them between searches (a search's ~400 candidates asked the
+catalog for ~30 folder listings and looked each note up in its thread, every search; each
+note's names and language are then one look-up in one table, not several passes over the
+candidates). When notes change it forgets only what they decide (the catalog's
+`changed_since`): a changed note's names and word keys, and the neighbours of every note in a
+changed note's folder (a thread is the notes of one folder). During an index, where every write
+moved the catalog's generation, each search rebuilt all of it over its candidates: a third of
+a slow search's time beside a first index (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ class QueryContexts:
         self._notes: dict[str, _Note | None] = {}
         # rule -> path -> its neighbours (None: the note is in no thread)
         self._neighbours: dict[_ThreadRule, dict[str, _Neighbours | None]] = {}
+        # folder -> the paths of its notes whose neighbours are kept (under any rule)
+        self._by_folder: dict[str, set[str]] = {}
 
     def __call__(self, query: str, signals: Mapping[str, NoteSignals],
                  params: RankingParams = DEFAULT_RANKING) -> QueryContext:
@@ -63,13 +69,30 @@ class QueryContexts:
                             function_words=for_query(query))
 
     def _follow_catalog(self) -> None:
-        """Forget what was kept if a note changed since (or it grew too large)."""
-        generation = self._catalog.generation()
-        if generation != self._generation or len(self._notes) + sum(
+        """Forget what the notes changed since decide (everything if the catalog cannot tell
+        which changed, or if what is kept grew too large)."""
+        generation, changed = self._catalog.changed_since(self._generation)
+        if changed is None or len(self._notes) + sum(
                 map(len, self._neighbours.values())) > _NEIGHBOURS_KEPT:
             self._notes.clear()
             self._neighbours.clear()
-            self._generation = generation
+            self._by_folder.clear()
+        elif changed:
+            self._forget(changed)
+        self._generation = generation
+
+    def _forget(self, changed: frozenset[str]) -> None:
+        """Forget the changed notes' names and keys and their folders' neighbours."""
+        for path in changed:
+            self._notes.pop(path, None)
+        folders = {_folder(path) for path in changed}
+        for folder in folders:
+            paths = self._by_folder.pop(folder, None)
+            if not paths:
+                continue
+            for known in self._neighbours.values():
+                for path in paths:
+                    known.pop(path, None)
 
     def _learn_notes(self, paths: list[str]) -> None:
         """Each path's names and word keys into the kept notes (None: not catalogued)."""
@@ -113,10 +136,13 @@ class QueryContexts:
             thread = (thread_of(short, key, any_name=params.thread_any_name)
                       if _mostly_short(self._catalog, key, short, params) else [])
             members = thread_neighbour_map(thread, params.thread_width)
+            kept = self._by_folder.setdefault(key[0], set())
             for member, around in members.items():
                 known.setdefault(member, around)
+                kept.add(member)
             if path not in known:  # not in its folder's thread (long, a memory, unlisted)
                 known[path] = []
+                kept.add(path)
 
 
 def query_context(
@@ -125,6 +151,11 @@ def query_context(
 ) -> QueryContext:
     """The QueryContext of `signals`' notes, nothing kept (a search keeps a QueryContexts)."""
     return QueryContexts(catalog)(query, signals, params)
+
+
+def _folder(path: str) -> str:
+    """The folder of a note's path ("" for the vault's top), as `thread_key` names it."""
+    return path.rpartition("/")[0]
 
 
 def _mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],

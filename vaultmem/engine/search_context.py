@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from vaultmem.core.function_words import for_query
 from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
-from vaultmem.core.relevance import WordKeys, thread_key, thread_neighbour_map, thread_of
+from vaultmem.core.relevance import WordKeys, thread_key, thread_neighbours, thread_of
 from vaultmem.index.analysis import STEMMERS, word_keys
 from vaultmem.index.catalog import Catalog
 
@@ -31,6 +31,7 @@ _NEIGHBOURS_KEPT = 200_000  # notes whose neighbours are kept, over every thread
 #: The values of RankingParams that decide a note's thread neighbours.
 _ThreadRule = tuple[bool, int, float, int]
 _Neighbours = Sequence[tuple[str, int]]
+_Key = tuple[str, str, str]
 #: A catalogued note's names and the word keys of its language (None: English's).
 _Note = tuple[tuple[str, ...], WordKeys | None]
 
@@ -48,6 +49,8 @@ class QueryContexts:
         self._neighbours: dict[_ThreadRule, dict[str, _Neighbours | None]] = {}
         # folder -> the paths of its notes whose neighbours are kept (under any rule)
         self._by_folder: dict[str, set[str]] = {}
+        # folder -> (rule, thread key) -> the thread's notes in order
+        self._threads: dict[str, dict[tuple[_ThreadRule, _Key], list[str]]] = {}
 
     def __call__(self, query: str, signals: Mapping[str, NoteSignals],
                  params: RankingParams = DEFAULT_RANKING) -> QueryContext:
@@ -77,6 +80,7 @@ class QueryContexts:
             self._notes.clear()
             self._neighbours.clear()
             self._by_folder.clear()
+            self._threads.clear()
         elif changed:
             self._forget(changed)
         self._generation = generation
@@ -87,6 +91,7 @@ class QueryContexts:
             self._notes.pop(path, None)
         folders = {_folder(path) for path in changed}
         for folder in folders:
+            self._threads.pop(folder, None)
             paths = self._by_folder.pop(folder, None)
             if not paths:
                 continue
@@ -113,7 +118,7 @@ class QueryContexts:
         known = self._neighbours.setdefault(rule, {})
         missing = [path for path in paths if path not in known]
         if missing:
-            self._learn(missing, known, params)
+            self._learn(missing, rule, known, params)
         found: dict[str, _Neighbours] = {}
         for path in paths:
             around = known[path]
@@ -121,28 +126,32 @@ class QueryContexts:
                 found[path] = around
         return found
 
-    def _learn(self, paths: list[str], known: dict[str, _Neighbours | None],
-               params: RankingParams) -> None:
-        """Each path's neighbours into `known`, every note of each thread met at once."""
+    def _learn(self, paths: list[str], rule: _ThreadRule,
+               known: dict[str, _Neighbours | None], params: RankingParams) -> None:
+        """Each path's neighbours into `known`, from its thread (each thread listed once)."""
         for path in paths:
-            if path in known:
-                continue
             key = thread_key(path, any_name=params.thread_any_name)
             if key is None:
                 known[path] = None
                 continue
+            known[path] = thread_neighbours(self._thread(key, rule, params), path,
+                                            params.thread_width)
+            self._by_folder.setdefault(key[0], set()).add(path)
+
+    def _thread(self, key: _Key, rule: _ThreadRule, params: RankingParams) -> list[str]:
+        """The notes of `key`'s thread in order (none: its folder reads as no thread), kept
+        until a note of its folder changes. A note's neighbours are looked up in it when asked
+        for: a folder of a thousand short notes, listed again after each write of an index,
+        cost a search the neighbours of all of them."""
+        threads = self._threads.setdefault(key[0], {})
+        thread = threads.get((rule, key))
+        if thread is None:
             short = self._catalog.paths_in_folder(
                 key[0], key[1], max_chunks=params.thread_max_chunks, memories=False)
             thread = (thread_of(short, key, any_name=params.thread_any_name)
                       if _mostly_short(self._catalog, key, short, params) else [])
-            members = thread_neighbour_map(thread, params.thread_width)
-            kept = self._by_folder.setdefault(key[0], set())
-            for member, around in members.items():
-                known.setdefault(member, around)
-                kept.add(member)
-            if path not in known:  # not in its folder's thread (long, a memory, unlisted)
-                known[path] = []
-                kept.add(path)
+            threads[(rule, key)] = thread
+        return thread
 
 
 def query_context(

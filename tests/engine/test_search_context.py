@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.index._support import note
 from vaultmem.core.ranking import ChunkHit, NoteSignals, RankingParams, rank_notes
 from vaultmem.engine.search_context import QueryContexts, query_context
@@ -137,3 +141,100 @@ def test_kept_names_and_languages_follow_every_change_to_the_notes(tmp_path: Pat
     finally:
         catalog.close()
         other.close()
+
+
+def test_a_change_forgets_only_its_note_and_the_neighbours_of_its_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """During an index every write moves the catalog on: a search then looks up again only the
+    written notes' names and the threads of their folders, not those of every candidate."""
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    try:
+        catalog.apply([note(f"{folder}/Turn {i}.md", "one turn")[0]
+                       for folder in ("a", "b") for i in (1, 2, 3)])
+        contexts = QueryContexts(catalog)
+        signals = {f"{folder}/Turn 2.md": signal(f"{folder}/Turn 2.md") for folder in "ab"}
+        contexts("q", signals)
+        listed: list[str] = []
+        named: list[str] = []
+        folders, names = catalog.paths_in_folder, catalog.note_names_and_languages_for
+        monkeypatch.setattr(catalog, "paths_in_folder",
+                            lambda folder, *a, **k: listed.append(folder) or folders(
+                                folder, *a, **k))
+        monkeypatch.setattr(catalog, "note_names_and_languages_for",
+                            lambda paths: named.extend(paths) or names(paths))
+        catalog.apply([note("a/Turn 4.md", "one turn")[0], note("c/Other.md", "x")[0]])
+        after = contexts("q", signals)
+        assert set(listed) == {"a"} and named == []
+        assert after == query_context(catalog, "q", signals)
+        assert after.neighbours["a/Turn 2.md"] == [("a/Turn 1.md", 1), ("a/Turn 3.md", 1),
+                                                   ("a/Turn 4.md", 2)]
+        catalog.apply([note("b/Turn 2.md", "one turn", title="Second")[0]])
+        listed.clear()
+        named.clear()
+        assert contexts("q", signals).names["b/Turn 2.md"] == ("Turn 2", "Second")
+        assert set(listed) == {"b"} and named == ["b/Turn 2.md"]
+    finally:
+        catalog.close()
+
+
+def test_changed_since_tells_the_paths_or_that_it_cannot(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    other = Catalog(tmp_path / "catalog.sqlite3")
+    try:
+        start, changed = catalog.changed_since(-1)
+        assert changed is None  # nothing known before it was made
+        assert catalog.changed_since(start) == (start, frozenset())
+        catalog.apply([note("a/One.md", "x")[0]])
+        catalog.apply([], deletes=["a/Two.md"])
+        now, changed = catalog.changed_since(start)
+        assert now == start + 2 and changed == {"a/One.md", "a/Two.md"}
+        assert catalog.changed_since(start + 1) == (now, frozenset({"a/Two.md"}))
+        other.apply([note("b/Three.md", "x")[0]])  # another process: any note may have changed
+        later, changed = catalog.changed_since(now)
+        assert later > now and changed is None
+        catalog.apply([note("a/One.md", "y")[0]])
+        assert catalog.changed_since(later)[1] == {"a/One.md"}
+        for i in range(300):  # older than what is kept: cannot tell
+            catalog.apply([note(f"c/{i}.md", "x")[0]])
+        assert catalog.changed_since(later)[1] is None
+    finally:
+        catalog.close()
+        other.close()
+
+
+_FOLDERS = st.sampled_from(["a", "b", "a/sub"])
+_CHANGE = st.tuples(_FOLDERS, st.integers(1, 5), st.sampled_from(["short", "long", "gone",
+                                                                   "memory", "renamed"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(_CHANGE, min_size=1, max_size=4), min_size=1, max_size=6))
+def test_kept_contexts_equal_fresh_ones_after_any_changes(
+        tmp_path_factory: pytest.TempPathFactory,
+        changes: list[list[tuple[str, int, str]]]) -> None:
+    """Whatever notes are added, grown, removed, made memories or retitled between searches,
+    the kept QueryContext is the one built afresh."""
+    catalog = Catalog(tmp_path_factory.mktemp("kept") / "catalog.sqlite3")
+    try:
+        paths = [f"{folder}/Turn {i}.md" for folder in ("a", "b", "a/sub") for i in range(1, 6)]
+        catalog.apply([note(p, "one turn")[0] for p in paths if not p.endswith("5.md")])
+        contexts = QueryContexts(catalog)
+        signals = {p: signal(p) for p in paths}
+        any_name = RankingParams(thread_any_name=True)
+        for batch in changes:
+            contexts("q", signals)
+            contexts("q", signals, any_name)
+            for folder, i, kind in batch:
+                path = f"{folder}/Turn {i}.md"
+                if kind == "gone":
+                    catalog.apply([], deletes=[path])
+                    continue
+                body = "one turn" if kind != "long" else "first part\n\nsecond part"
+                fields = {"title": "Renamed"} if kind == "renamed" else {}
+                catalog.apply([note(path, body, note_id="id-1" if kind == "memory" else "",
+                                    **fields)[0]])
+            assert contexts("q", signals) == query_context(catalog, "q", signals)
+            assert contexts("q", signals, any_name) == query_context(catalog, "q", signals,
+                                                                     any_name)
+    finally:
+        catalog.close()

@@ -114,3 +114,35 @@ def test_best_scores_keeps_each_row_once_with_its_higher_score(
     assert all(scores[i] == best[r] for i, r in enumerate(rows))
     assert scores == sorted(scores, reverse=True)
     assert sorted(best.values(), reverse=True)[:k] == scores
+
+
+def test_a_matrix_out_of_step_reads_the_same_query_rows_not_a_scan_of_every_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An optimise that commits between a search's query and the look-up of its rows leaves
+    the matrix without their ids: the hits are then read with the same query (the indexes and
+    the names), with their scores, never by a scan of every waiting row's text (seconds)."""
+    index = _index(tmp_path)
+    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 3)
+    index.apply(upserts=[note(path, body) for path, body in NEW.items()])
+    expected = _scores(index, "tomatoes kitten")
+    assert _paths(index, "heirloom seedlings suckers") == []
+    monkeypatch.setattr(full_text.VectorMatrix, "hits_by_row_id", lambda *_: None)
+    monkeypatch.setattr(full_text, "_read", lambda *_: pytest.fail("the whole text scanned"))
+    assert _scores(index, "tomatoes kitten") == expected
+    assert _paths(index, "heirloom seedlings suckers") == []  # its text waits, as before
+    hits = index.text_search("tomatoes", 3)
+    assert hits[0].path == "garden/tomatoes.md" and hits[0].text.startswith("Heirloom")
+    index.close()
+
+
+def test_best_scores_carries_the_columns_of_each_rows_better_score() -> None:
+    first = pa.table({"_rowid": pa.array([1, 2], pa.uint64()),
+                      "_score": pa.array([3.0, 1.0], pa.float32()),
+                      "text": pa.array(["one-first", "two-first"])})
+    second = pa.table({"_rowid": pa.array([2, 3], pa.uint64()),
+                       "_score": pa.array([5.0, 2.0], pa.float32()),
+                       "text": pa.array(["two-second", "three-second"])})
+    merged = full_text.best_scores(first, second, 3, ("text",))
+    assert merged.column("_rowid").to_pylist() == [2, 1, 3]
+    assert merged.column("text").to_pylist() == ["two-second", "one-first", "three-second"]

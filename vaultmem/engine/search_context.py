@@ -6,10 +6,14 @@ query's language (core/function_words.py: they count as no evidence of a match).
 
 Kept apart from the pure ranking (core/ranking.py, core/relevance.py), which receives it as
 plain values. A note's names, word keys and thread neighbours change only when a note of the
-vault does: a `QueryContexts` keeps them between searches for as long as the catalog's
-`generation` stays the same (a search's ~400 candidates asked the catalog for ~30 folder
-listings and looked each note up in its thread, every search; each note's names and language
-are then one look-up in one table, not several passes over the candidates).
+vault does: a `QueryContexts` keeps them between searches (a search's ~400 candidates asked the
+catalog for ~30 folder listings and looked each note up in its thread, every search; each
+note's names and language are then one look-up in one table, not several passes over the
+candidates). When notes change it forgets only what they decide (the catalog's
+`changed_since`): a changed note's names and word keys, and the neighbours of every note in a
+changed note's folder (a thread is the notes of one folder). During an index, where every write
+moved the catalog's generation, each search rebuilt all of it over its candidates: a third of
+a slow search's time beside a first index (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from vaultmem.core.function_words import for_query
 from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
-from vaultmem.core.relevance import WordKeys, thread_key, thread_neighbour_map, thread_of
+from vaultmem.core.relevance import WordKeys, thread_key, thread_neighbours, thread_of
 from vaultmem.index.analysis import STEMMERS, word_keys
 from vaultmem.index.catalog import Catalog
 
@@ -27,6 +31,7 @@ _NEIGHBOURS_KEPT = 200_000  # notes whose neighbours are kept, over every thread
 #: The values of RankingParams that decide a note's thread neighbours.
 _ThreadRule = tuple[bool, int, float, int]
 _Neighbours = Sequence[tuple[str, int]]
+_Key = tuple[str, str, str]
 #: A catalogued note's names and the word keys of its language (None: English's).
 _Note = tuple[tuple[str, ...], WordKeys | None]
 
@@ -42,6 +47,10 @@ class QueryContexts:
         self._notes: dict[str, _Note | None] = {}
         # rule -> path -> its neighbours (None: the note is in no thread)
         self._neighbours: dict[_ThreadRule, dict[str, _Neighbours | None]] = {}
+        # folder -> the paths of its notes whose neighbours are kept (under any rule)
+        self._by_folder: dict[str, set[str]] = {}
+        # folder -> (rule, thread key) -> the thread's notes in order
+        self._threads: dict[str, dict[tuple[_ThreadRule, _Key], list[str]]] = {}
 
     def __call__(self, query: str, signals: Mapping[str, NoteSignals],
                  params: RankingParams = DEFAULT_RANKING) -> QueryContext:
@@ -63,13 +72,32 @@ class QueryContexts:
                             function_words=for_query(query))
 
     def _follow_catalog(self) -> None:
-        """Forget what was kept if a note changed since (or it grew too large)."""
-        generation = self._catalog.generation()
-        if generation != self._generation or len(self._notes) + sum(
+        """Forget what the notes changed since decide (everything if the catalog cannot tell
+        which changed, or if what is kept grew too large)."""
+        generation, changed = self._catalog.changed_since(self._generation)
+        if changed is None or len(self._notes) + sum(
                 map(len, self._neighbours.values())) > _NEIGHBOURS_KEPT:
             self._notes.clear()
             self._neighbours.clear()
-            self._generation = generation
+            self._by_folder.clear()
+            self._threads.clear()
+        elif changed:
+            self._forget(changed)
+        self._generation = generation
+
+    def _forget(self, changed: frozenset[str]) -> None:
+        """Forget the changed notes' names and keys and their folders' neighbours."""
+        for path in changed:
+            self._notes.pop(path, None)
+        folders = {_folder(path) for path in changed}
+        for folder in folders:
+            self._threads.pop(folder, None)
+            paths = self._by_folder.pop(folder, None)
+            if not paths:
+                continue
+            for known in self._neighbours.values():
+                for path in paths:
+                    known.pop(path, None)
 
     def _learn_notes(self, paths: list[str]) -> None:
         """Each path's names and word keys into the kept notes (None: not catalogued)."""
@@ -90,7 +118,7 @@ class QueryContexts:
         known = self._neighbours.setdefault(rule, {})
         missing = [path for path in paths if path not in known]
         if missing:
-            self._learn(missing, known, params)
+            self._learn(missing, rule, known, params)
         found: dict[str, _Neighbours] = {}
         for path in paths:
             around = known[path]
@@ -98,25 +126,32 @@ class QueryContexts:
                 found[path] = around
         return found
 
-    def _learn(self, paths: list[str], known: dict[str, _Neighbours | None],
-               params: RankingParams) -> None:
-        """Each path's neighbours into `known`, every note of each thread met at once."""
+    def _learn(self, paths: list[str], rule: _ThreadRule,
+               known: dict[str, _Neighbours | None], params: RankingParams) -> None:
+        """Each path's neighbours into `known`, from its thread (each thread listed once)."""
         for path in paths:
-            if path in known:
-                continue
             key = thread_key(path, any_name=params.thread_any_name)
             if key is None:
                 known[path] = None
                 continue
+            known[path] = thread_neighbours(self._thread(key, rule, params), path,
+                                            params.thread_width)
+            self._by_folder.setdefault(key[0], set()).add(path)
+
+    def _thread(self, key: _Key, rule: _ThreadRule, params: RankingParams) -> list[str]:
+        """The notes of `key`'s thread in order (none: its folder reads as no thread), kept
+        until a note of its folder changes. A note's neighbours are looked up in it when asked
+        for: a folder of a thousand short notes, listed again after each write of an index,
+        cost a search the neighbours of all of them."""
+        threads = self._threads.setdefault(key[0], {})
+        thread = threads.get((rule, key))
+        if thread is None:
             short = self._catalog.paths_in_folder(
                 key[0], key[1], max_chunks=params.thread_max_chunks, memories=False)
             thread = (thread_of(short, key, any_name=params.thread_any_name)
                       if _mostly_short(self._catalog, key, short, params) else [])
-            members = thread_neighbour_map(thread, params.thread_width)
-            for member, around in members.items():
-                known.setdefault(member, around)
-            if path not in known:  # not in its folder's thread (long, a memory, unlisted)
-                known[path] = []
+            threads[(rule, key)] = thread
+        return thread
 
 
 def query_context(
@@ -125,6 +160,11 @@ def query_context(
 ) -> QueryContext:
     """The QueryContext of `signals`' notes, nothing kept (a search keeps a QueryContexts)."""
     return QueryContexts(catalog)(query, signals, params)
+
+
+def _folder(path: str) -> str:
+    """The folder of a note's path ("" for the vault's top), as `thread_key` names it."""
+    return path.rpartition("/")[0]
 
 
 def _mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],

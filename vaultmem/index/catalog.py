@@ -13,6 +13,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ _PER_QUERY = 500  # paths bound in one IN (...): below SQLite's variable limit
 _NAMES_KEPT = 100_000  # notes whose names stay in memory between searches
 _FOLDERS_KEPT = 10_000  # folder listings (threads' notes) kept likewise
 _RECORDS_KEPT = 20_000  # search candidates' rows kept likewise
+_CHANGES_KEPT = 256  # the latest generations whose changed paths `changed_since` can tell
 
 #: Told of every change this process makes: (upserted records, deleted paths), or
 #: (None, ()) when every row was dropped.
@@ -69,6 +71,8 @@ class Catalog:
         self._languages: frozenset[str] | None = None
         self._memo_version = -1
         self._generation = 0  # counts the times the memos were forgotten
+        # (generation, the paths its change touched, or None: any note may have changed)
+        self._changes: deque[tuple[int, frozenset[str] | None]] = deque(maxlen=_CHANGES_KEPT)
 
     def subscribe(self, listener: Listener) -> None:
         """Call `listener` after each committed change made through this catalog."""
@@ -98,6 +102,7 @@ class Catalog:
         self._id_paths.clear()
         self._languages = None
         self._generation += 1
+        self._changes.append((self._generation, None))
 
     def generation(self) -> int:
         """A number that changes whenever a note may have changed since it was last read
@@ -106,6 +111,26 @@ class Catalog:
         with self._lock:
             self._check_memos()
             return self._generation
+
+    def changed_since(self, generation: int) -> tuple[int, frozenset[str] | None]:
+        """The generation now and the paths of the notes changed since `generation` (by this
+        process's writes), or None for them when any note may have changed (another process
+        wrote, every row was dropped, or that generation is too old to tell)."""
+        with self._lock:
+            self._check_memos()
+            now = self._generation
+            if generation == now:
+                return now, frozenset()
+            if not self._changes or self._changes[0][0] > generation + 1 or generation > now:
+                return now, None
+            changed: set[str] = set()
+            for made, paths in self._changes:
+                if made <= generation:
+                    continue
+                if paths is None:
+                    return now, None
+                changed.update(paths)
+            return now, frozenset(changed)
 
     def _notify(self, upserts: Sequence[NoteRecord] | None, deletes: Sequence[str]) -> None:
         for listener in list(self._listeners):
@@ -311,6 +336,8 @@ class Catalog:
                 self._id_paths.clear()  # or carry an id
                 self._languages = None
                 self._generation += 1
+                self._changes.append((self._generation, frozenset(
+                    (*deletes, *(record.path for record in records)))))
         self._notify(records, deletes)  # outside the lock: listeners may read the catalog
 
     # plumbing -----------------------------------------------------------------------------

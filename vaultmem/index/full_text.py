@@ -86,14 +86,30 @@ def hits(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
                              learnt.column("chunk_id").to_pylist(),
                              learnt.column("path").to_pylist())
     found = matrix.hits_by_row_id(row_ids, scores)
-    return found if found is not None else _read(chunks, terms, k, where)
+    if found is not None:
+        return found
+    # an optimise committed between the query and the look-up (new row ids): read the rows,
+    # with the same query (a scan of every unindexed row's text took seconds a search)
+    return _read_rows(chunks, terms, k, where) if indexed_text else _read(chunks, terms, k, where)
+
+
+_READ = ("chunk_id", "path", "text")
+
+
+def _read_rows(chunks: Any, terms: Terms, k: int, where: str | None) -> list[ChunkHit]:
+    """`_indexed_text_row_ids`' hits with their columns read from the table."""
+    rows = LOOP.run(_indexed_text_row_ids(chunks._table, terms, k, where, _READ))  # type: ignore[no-untyped-call]
+    return [ChunkHit(chunk_id, path, text, float(score)) for chunk_id, path, text, score in zip(
+        *(rows.column(name).to_pylist() for name in (*_READ, "_score")), strict=True)]
 
 
 async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None,
-                          *, indexed_only: bool = False) -> Any:
+                          *, indexed_only: bool = False, columns: tuple[str, ...] = ()) -> Any:
     """`table`: the LanceDB 0.40 synchronous table's asynchronous one (its `_table`).
-    `indexed_only`: the rows in the full-text indexes only (no scan of the others)."""
-    search = table.query().nearest_to_text(query).select(["_score"]).with_row_id().limit(k)
+    `indexed_only`: the rows in the full-text indexes only (no scan of the others);
+    `columns`: read beside each row's score and id."""
+    search = table.query().nearest_to_text(query).select(["_score", *columns]).with_row_id(
+        ).limit(k)
     if indexed_only:
         search = search.fast_search()
     if where is not None:
@@ -101,27 +117,34 @@ async def _scored_row_ids(table: Any, query: Any, k: int, where: str | None,
     return await search.to_arrow()
 
 
-async def _indexed_text_row_ids(table: Any, terms: Terms, k: int, where: str | None) -> Any:
+async def _indexed_text_row_ids(table: Any, terms: Terms, k: int, where: str | None,
+                                columns: tuple[str, ...] = ()) -> Any:
     """The k best rows by the whole query on the indexes, or by their names and terms alone
     (every row): each row with the better of its two scores (see the module docstring)."""
     indexed, names = await asyncio.gather(
-        _scored_row_ids(table, _full_text_query(terms), k, where, indexed_only=True),
-        _scored_row_ids(table, _names_query(terms), k, where))
-    return best_scores(indexed, names, k)
+        _scored_row_ids(table, _full_text_query(terms), k, where, indexed_only=True,
+                        columns=columns),
+        _scored_row_ids(table, _names_query(terms), k, where, columns=columns))
+    return best_scores(indexed, names, k, columns)
 
 
-def best_scores(first: pa.Table, second: pa.Table, k: int) -> pa.Table:
-    """The k best rows of two scored result tables (`_rowid`, `_score`), each row once with
-    its higher score; best first, ties in the order the rows came."""
-    best: dict[int, float] = {}
+def best_scores(first: pa.Table, second: pa.Table, k: int,
+                columns: tuple[str, ...] = ()) -> pa.Table:
+    """The k best rows of two scored result tables (`_rowid`, `_score` and `columns`), each
+    row once with its higher score; best first, ties in the order the rows came."""
+    best: dict[int, tuple[float, pa.Table, int]] = {}
     for rows in (first, second):
-        for row_id, score in zip(rows.column("_rowid").to_pylist(),
-                                 rows.column("_score").to_pylist(), strict=True):
-            if row_id not in best or score > best[row_id]:
-                best[row_id] = score
-    ranked = sorted(best.items(), key=lambda item: -item[1])[:k]
-    return pa.table({"_rowid": pa.array([r for r, _ in ranked], pa.uint64()),
-                     "_score": pa.array([s for _, s in ranked], pa.float32())})
+        for n, (row_id, score) in enumerate(zip(rows.column("_rowid").to_pylist(),
+                                                rows.column("_score").to_pylist(), strict=True)):
+            if row_id not in best or score > best[row_id][0]:
+                best[row_id] = (score, rows, n)
+    ranked = sorted(best.items(), key=lambda item: -item[1][0])[:k]
+    out = {"_rowid": pa.array([r for r, _ in ranked], pa.uint64()),
+           "_score": pa.array([s for _, (s, _, _) in ranked], pa.float32())}
+    for name in columns:
+        out[name] = pa.array([rows.column(name)[n].as_py() for _, (_, rows, n) in ranked],
+                             pa.string())
+    return pa.table(out)
 
 
 def _full_text_query(terms: Terms) -> Any:

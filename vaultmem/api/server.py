@@ -88,7 +88,7 @@ class ApiServer:
                               ) from exc
         self._httpd = httpd
         self.port = httpd.server_address[1]
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
+        self._thread = threading.Thread(target=httpd.serve_forever,
                                         name=f"vaultmem-http:{self.port}", daemon=True)
         self._thread.start()
         log.debug("listening on %s", self.url)

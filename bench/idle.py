@@ -69,9 +69,10 @@ def report_threads(before: dict[str, tuple[str, float, int]],
         _, cpu0, switches0 = before.get(tid, (name, 0.0, 0))
         total += cpu - cpu0
         if cpu > cpu0 or switches > switches0:
-            rows.append((cpu - cpu0, name, tid, (switches - switches0) / wall))
+            rows.append((cpu - cpu0, name, tid, switches - switches0))
     for used, name, tid, wakeups in sorted(rows, reverse=True):
-        print(f"  {tid:>7} {name:<18} CPU {used:6.2f} s   wake-ups {wakeups:6.1f}/s")
+        print(f"  {tid:>7} {name:<18} CPU {used:6.2f} s   wake-ups {wakeups:5d} "
+              f"({wakeups / wall:.2f}/s)")
     return total
 
 

@@ -117,3 +117,41 @@ def test_a_trickle_that_starts_while_the_loop_sleeps_is_cut_off(tmp_path: Path) 
                     cut = True
             assert cut and time.monotonic() - started < 3
         assert slow.request("GET", "/v1/health").status == 200
+
+
+@pytest.mark.timeout(60)
+def test_an_answer_being_made_when_the_server_stops_still_reaches_its_client(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loop ends at once now (it waited up to a poll before): the stop cuts off the
+    connections still reading, but gives one being answered a moment to send its answer."""
+    with serving(tmp_path) as served:
+        inside, let_go = threading.Event(), threading.Event()
+        call = served.api.call
+
+        def held(op: str, body: Any) -> Any:
+            inside.set()
+            assert let_go.wait(WAIT_S)
+            return call(op, body)
+
+        monkeypatch.setattr(served.api, "call", held)
+        answers: list[int] = []
+        asking = threading.Thread(
+            target=lambda: answers.append(served.request("GET", "/v1/status").status))
+        asking.start()
+        assert inside.wait(WAIT_S)
+        idle = socket.create_connection(("127.0.0.1", served.server.port), timeout=WAIT_S)
+        idle.sendall(b"GET /v1/health HTTP/1.1\r\n")  # and no more
+        time.sleep(0.2)
+        stopping = threading.Thread(target=served.server.stop)
+        stopping.start()
+        time.sleep(0.05)
+        let_go.set()
+        stopping.join(WAIT_S)
+        asking.join(WAIT_S)
+        assert answers == [200]
+        try:
+            got = idle.recv(1)
+        except ConnectionResetError:
+            got = b""
+        assert got == b""  # a connection still reading its request was cut off, unanswered
+        idle.close()

@@ -29,6 +29,7 @@ log = logging.getLogger("vaultmem.api.server")
 class _Connection:
     sock: socket.socket
     deadline: float | None
+    answering: bool = False  # its request is in: the operation runs, or its answer is sent
 
 
 class TrackedHttpServer(ThreadingHTTPServer):
@@ -165,6 +166,7 @@ class TrackedHttpServer(ThreadingHTTPServer):
             if connection is None:
                 return
             connection.deadline = self._deadline() if active else None
+            connection.answering = True
             sooner = connection.deadline is not None and connection.deadline < self._asleep_until
         if sooner:  # the loop sleeps past it (with no deadline at all: until woken)
             self._wake()
@@ -178,18 +180,28 @@ class TrackedHttpServer(ThreadingHTTPServer):
                     if c.deadline is not None and c.deadline <= now]
             for connection in late:
                 connection.deadline = None
-        for connection in late:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
+        self._cut(late)
 
-    def close_connections(self, timeout: float) -> None:
+    def close_connections(self, timeout: float, grace: float = 0.0) -> None:
+        """End every connection and join its thread (`timeout` each). Those still reading
+        their request are cut off at once; those answering one get `grace` seconds in all
+        to send their answer first (a search let go just as the daemon stops)."""
         with self._active_lock:
             active = list(self._active.items())
-        for _, connection in active:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
+        answering = [thread for thread, connection in active if connection.answering]
+        self._cut([c for _, c in active if not c.answering])
+        ends = time.monotonic() + grace
+        for thread in answering:
+            thread.join(max(0.0, ends - time.monotonic()))
+        self._cut([c for _, c in active if c.answering])
         for thread, _ in active:
             thread.join(timeout)
+
+    @staticmethod
+    def _cut(connections: list[_Connection]) -> None:
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("connection from %s failed", client_address, exc_info=True)

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from bench.eval_sets import VOK_VAULT
+from bench.idle import report_threads, threads
 from bench.support import (
     PoolEmbedder,
     Stopwatch,
@@ -85,7 +86,7 @@ from vaultmem_testing.queries import QUERIES
 
 CORPUS = VOK_VAULT
 TARGETS = {"edit_p95": 0.5, "search_p50": 0.020, "touch_p50": 0.010, "churn": 1.5,
-           "rss_index_mb": 350.0, "rss_edits_mb": 450.0, "idle_pct": 1.0, "cold_s": 1.5,
+           "rss_index_mb": 350.0, "rss_edits_mb": 450.0, "idle_pct": 0.1, "cold_s": 1.5,
            "throughput": 0.9}
 
 
@@ -427,13 +428,16 @@ def edit_latency(client: Client, syn: Synthetic, count: int, figures: Figures) -
 
 def idle_cpu(daemon: DaemonProcess, seconds: float, figures: Figures) -> None:
     time.sleep(3)  # let the last edit's work settle
+    before = threads(daemon.pid)
     cpu, watch = cpu_seconds(daemon.pid), Stopwatch()
     time.sleep(seconds)
     used, wall = cpu_seconds(daemon.pid) - cpu, watch.elapsed()
     share = 100 * used / wall
-    say(f"  idle for {wall:.0f} s: {used:.2f} s CPU (utime+stime) = {share:.2f} % of one core")
+    say(f"  idle for {wall:.0f} s: {used:.2f} s CPU (utime+stime) = {share:.2f} % of one core; "
+        "per thread (those that ran or woke):")
+    report_threads(before, threads(daemon.pid), wall)
     figures.add(f"7. idle CPU over {wall:.0f} s", f"{share:.2f} %",
-                f"<= {TARGETS['idle_pct']:.0f} %", verdict(share <= TARGETS["idle_pct"]))
+                f"<= {TARGETS['idle_pct']:g} %", verdict(share <= TARGETS["idle_pct"]))
 
 
 def churn(daemon: DaemonProcess, syn: Synthetic, edits: int, batch: int) -> None:

@@ -59,6 +59,23 @@ def threads(pid: int) -> dict[str, tuple[str, float, int]]:
     return out
 
 
+def report_threads(before: dict[str, tuple[str, float, int]],
+                   after: dict[str, tuple[str, float, int]], wall: float) -> float:
+    """Print each thread that ran or woke between the two `threads()` readings, the most CPU
+    first; the CPU seconds of all the threads."""
+    total = 0.0
+    rows = []
+    for tid, (name, cpu, switches) in after.items():
+        _, cpu0, switches0 = before.get(tid, (name, 0.0, 0))
+        total += cpu - cpu0
+        if cpu > cpu0 or switches > switches0:
+            rows.append((cpu - cpu0, name, tid, switches - switches0))
+    for used, name, tid, wakeups in sorted(rows, reverse=True):
+        print(f"  {tid:>7} {name:<18} CPU {used:6.2f} s   wake-ups {wakeups:5d} "
+              f"({wakeups / wall:.2f}/s)")
+    return total
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="the daemon's idle CPU, per thread")
     parser.add_argument("--chunks", type=int, default=10000)
@@ -107,15 +124,7 @@ def measure(pid: int, vault: Path, editable: list[str], args: argparse.Namespace
     before, started = threads(pid), time.monotonic()
     time.sleep(args.seconds)
     after, wall = threads(pid), time.monotonic() - started
-    total = 0.0
-    rows = []
-    for tid, (name, cpu, switches) in after.items():
-        _, cpu0, switches0 = before.get(tid, (name, 0.0, 0))
-        total += cpu - cpu0
-        if cpu > cpu0 or switches > switches0:
-            rows.append((cpu - cpu0, name, tid, (switches - switches0) / wall))
-    for used, name, tid, wakeups in sorted(rows, reverse=True):
-        print(f"  {tid:>7} {name:<18} CPU {used:6.2f} s   wake-ups {wakeups:6.1f}/s")
+    total = report_threads(before, after, wall)
     print(f"idle over {wall:.0f} s, from {args.after:g} s after {args.edits} edits: "
           f"{total:.2f} s CPU = "
           f"{100 * total / wall:.2f} % of one core ({len(after)} threads); load average "

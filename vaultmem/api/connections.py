@@ -1,11 +1,19 @@
 """The socket's connections, under the request handling of `api/server.py`: one tracked
 thread per connection, deadlines for clients that trickle bytes, and a shutdown that ends
-every connection."""
+every connection.
+
+The accept loop sleeps until something is to be done: a connection to accept, the nearest
+deadline of a connection still reading its request (or writing its answer), or a wake-up
+byte on its own socket pair (`shutdown`, or a deadline set while it slept). An idle daemon's
+loop does not wake at all (the stdlib's polls every `poll_interval`).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
+import selectors
 import socket
 import threading
 import time
@@ -21,6 +29,7 @@ log = logging.getLogger("vaultmem.api.server")
 class _Connection:
     sock: socket.socket
     deadline: float | None
+    answering: bool = False  # its request is in: the operation runs, or its answer is sent
 
 
 class TrackedHttpServer(ThreadingHTTPServer):
@@ -37,7 +46,93 @@ class TrackedHttpServer(ThreadingHTTPServer):
         self.owner = owner
         self._active: dict[threading.Thread, _Connection] = {}
         self._active_lock = threading.Lock()
-        super().__init__(address, handler)
+        self._asleep_until = math.inf  # when the loop wakes by itself (under _active_lock)
+        self._closing = False
+        self._loop_ended = threading.Event()
+        self._wake_lock = threading.Lock()  # no wake-up byte is sent once the pair is closed
+        self._wake_r, self._wake_w = socket.socketpair()
+        for end in (self._wake_r, self._wake_w):
+            end.setblocking(False)
+        try:
+            super().__init__(address, handler)
+        except BaseException:
+            self._close_wake()
+            raise
+
+    # the accept loop --------------------------------------------------------------------------
+
+    def serve_forever(self, poll_interval: float | None = None) -> None:
+        """Accept connections until `shutdown()`. The loop sleeps until a connection arrives,
+        the nearest deadline or a wake-up; `poll_interval` (None: no limit) caps each sleep."""
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(self, selectors.EVENT_READ)
+                selector.register(self._wake_r, selectors.EVENT_READ)
+                while not self._closing:
+                    ready = selector.select(self._sleep_s(poll_interval))
+                    if self._closing:
+                        break
+                    for key, _ in ready:
+                        if key.fileobj is self._wake_r:
+                            self._drain_wake()
+                        else:
+                            self._accept()
+                    self.service_actions()
+        finally:
+            self._loop_ended.set()
+
+    def shutdown(self) -> None:
+        """End `serve_forever` and wait for it (it ends at once, whatever it was waiting
+        for). Connections being answered go on: `close_connections` ends them."""
+        self._closing = True
+        self._wake()
+        self._loop_ended.wait()
+
+    def server_close(self) -> None:
+        super().server_close()
+        self._close_wake()
+
+    def _accept(self) -> None:
+        """Accept one connection and hand it to its thread (the stdlib's
+        `_handle_request_noblock`, without its `verify_request`)."""
+        try:
+            request, client_address = self.get_request()
+        except OSError:  # the client went away before it was accepted
+            return
+        try:
+            self.process_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
+            self.shutdown_request(request)
+
+    def _sleep_s(self, cap: float | None) -> float | None:
+        """Seconds until the nearest deadline (None: none, sleep until woken), at most
+        `cap`; the wake-up time is kept so a nearer deadline set meanwhile wakes the loop."""
+        with self._active_lock:
+            deadlines = [c.deadline for c in self._active.values() if c.deadline is not None]
+            now = time.monotonic()
+            until = min(deadlines, default=math.inf)
+            if cap is not None:
+                until = min(until, now + cap)
+            self._asleep_until = until
+        return None if until == math.inf else max(0.0, until - now)
+
+    def _wake(self) -> None:
+        with self._wake_lock, contextlib.suppress(OSError):  # full: a wake-up is pending
+            if self._wake_w.fileno() != -1:
+                self._wake_w.send(b"\0")
+
+    def _drain_wake(self) -> None:
+        with contextlib.suppress(OSError):
+            while self._wake_r.recv(4096):
+                pass
+
+    def _close_wake(self) -> None:
+        with self._wake_lock:
+            self._wake_r.close()
+            self._wake_w.close()
+
+    # connections ----------------------------------------------------------------------------
 
     def server_bind(self) -> None:
         TCPServer.server_bind(self)  # HTTPServer's would do a reverse DNS lookup
@@ -68,26 +163,45 @@ class TrackedHttpServer(ThreadingHTTPServer):
         writing the answer) after request_timeout; no deadline while the operation runs."""
         with self._active_lock:
             connection = self._active.get(threading.current_thread())
-            if connection is not None:
-                connection.deadline = self._deadline() if active else None
+            if connection is None:
+                return
+            connection.deadline = self._deadline() if active else None
+            connection.answering = True
+            sooner = connection.deadline is not None and connection.deadline < self._asleep_until
+        if sooner:  # the loop sleeps past it (with no deadline at all: until woken)
+            self._wake()
 
     def service_actions(self) -> None:
-        """Called by serve_forever between polls: cut off clients that trickle bytes."""
+        """Called by serve_forever after each wake-up: cut off clients that trickle bytes
+        (once: a connection cut off has no deadline left, its thread ends on its own)."""
         now = time.monotonic()
         with self._active_lock:
-            late = [c for c in self._active.values() if c.deadline is not None and c.deadline < now]
-        for connection in late:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
+            late = [c for c in self._active.values()
+                    if c.deadline is not None and c.deadline <= now]
+            for connection in late:
+                connection.deadline = None
+        self._cut(late)
 
-    def close_connections(self, timeout: float) -> None:
+    def close_connections(self, timeout: float, grace: float = 0.0) -> None:
+        """End every connection and join its thread (`timeout` each). Those still reading
+        their request are cut off at once; those answering one get `grace` seconds in all
+        to send their answer first (a search let go just as the daemon stops)."""
         with self._active_lock:
             active = list(self._active.items())
-        for _, connection in active:
-            with contextlib.suppress(OSError):
-                connection.sock.shutdown(socket.SHUT_RDWR)
+        answering = [thread for thread, connection in active if connection.answering]
+        self._cut([c for _, c in active if not c.answering])
+        ends = time.monotonic() + grace
+        for thread in answering:
+            thread.join(max(0.0, ends - time.monotonic()))
+        self._cut([c for _, c in active if c.answering])
         for thread, _ in active:
             thread.join(timeout)
+
+    @staticmethod
+    def _cut(connections: list[_Connection]) -> None:
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.sock.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("connection from %s failed", client_address, exc_info=True)

@@ -38,6 +38,7 @@ BIND_HOSTS = {"127.0.0.1": ("127.0.0.1", socket.AF_INET),
               "::1": ("::1", socket.AF_INET6), "[::1]": ("::1", socket.AF_INET6)}
 LINGER_BYTES = 256 * 1024  # unread body drained before closing, so the client sees our answer
 LINGER_SECONDS = 1.0
+STOP_GRACE_S = 0.5  # at stop, an answer being made or sent gets this long to reach its client
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
               405: "method_not_allowed", 408: "timeout", 411: "length_required",
               413: "too_large", 414: "too_large", 415: "unsupported_media_type",
@@ -88,7 +89,7 @@ class ApiServer:
                               ) from exc
         self._httpd = httpd
         self.port = httpd.server_address[1]
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.2},
+        self._thread = threading.Thread(target=httpd.serve_forever,
                                         name=f"vaultmem-http:{self.port}", daemon=True)
         self._thread.start()
         log.debug("listening on %s", self.url)
@@ -100,7 +101,8 @@ class ApiServer:
             return
         httpd.shutdown()
         httpd.server_close()
-        httpd.close_connections(timeout=self.request_timeout + LINGER_SECONDS)
+        httpd.close_connections(timeout=self.request_timeout + LINGER_SECONDS,
+                                grace=STOP_GRACE_S)
         if thread is not None:
             thread.join(timeout=5)
 

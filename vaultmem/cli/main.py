@@ -303,9 +303,10 @@ def run(ctx: Context, log_level: str) -> None:
     """Run the daemon in the foreground (what the service units run)."""
     import logging
 
-    from vaultmem.daemon.native import pause_gc, quiet_blas
+    from vaultmem.daemon.native import name_os_threads, pause_gc, quiet_blas
 
     quiet_blas()  # before numpy is imported (by what follows)
+    name_os_threads()  # `top -H` tells the daemon's threads apart
     pause_gc()  # until the first answers are given (Daemon._startup resumes it)
     from vaultmem.app import build_app, daemon_params
     from vaultmem.daemon.run import Daemon

@@ -14,6 +14,9 @@ And numpy's BLAS (OpenBLAS, in numpy's wheels) keeps its worker thread spinning 
 after each call it splits: after every search's vector scoring a whole core of the two kept
 burning while the next query's full-text search and embedding needed it (48 ms of CPU in the
 50 ms after a 10k-row scoring). The daemon runs it on the calling thread (`quiet_blas`).
+
+Its threads carry their names in the kernel too (`name_os_threads`), so `top -H` and
+/proc/<pid>/task/*/comm say which thread uses the CPU (bench/idle.py reads them).
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ DAEMON_ARENAS = 2
 DAEMON_MMAP_THRESHOLD = 128 * 1024  # glibc's initial value, kept fixed
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
 _gc_paused = False  # whether pause_gc stopped the collector
+_PR_SET_NAME = 15  # prctl option, from linux/prctl.h
+_OS_NAME_BYTES = 15  # the kernel keeps 16 bytes, the last a NUL
+_OUR_PREFIX = "vaultmem-"
 
 
 def quiet_blas() -> None:
@@ -107,3 +113,26 @@ class Trimmer:
             self._last = now
         self._trim()
         return True
+
+
+def name_os_threads() -> bool:
+    """Threads started from now on (ours, the watcher's, the scheduler's) give the kernel
+    their Python name, without the "vaultmem-" prefix and cut to 15 bytes; False where that
+    cannot be done (not glibc). Each new thread names itself on its first Python call, then
+    removes the hook (`threading.setprofile`: nothing runs after that first call)."""
+    libc = glibc()
+    if libc is None:
+        return False
+
+    def name_this_thread(frame: object, event: str, arg: object) -> None:
+        sys.setprofile(None)
+        libc.prctl(_PR_SET_NAME, os_thread_name(threading.current_thread().name), 0, 0, 0)
+
+    threading.setprofile(name_this_thread)
+    return True
+
+
+def os_thread_name(name: str) -> bytes:
+    """The kernel's name for a thread named `name` (at most 15 bytes of UTF-8)."""
+    short = name.removeprefix(_OUR_PREFIX).encode("utf-8")[:_OS_NAME_BYTES]
+    return short.decode("utf-8", "ignore").encode("utf-8")

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -37,6 +38,7 @@ from vaultmem.daemon.debounce import AfterQuiet
 from vaultmem.daemon.indexing_status import IndexingStatus, ProgressLog, finished_report
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
+from vaultmem.daemon.stop_flag import StopFlag, signal_wakeups
 from vaultmem.engine.status_results import DaemonStatus
 from vaultmem.errors import Stopping
 from vaultmem.index.libc import trim_heap
@@ -62,7 +64,7 @@ DAEMON_FILE = "daemon.json"
 SWITCH_INTERVAL_S = 0.0005
 MODEL_WAIT_S = 5.0  # the start-up reconcile waits this long at most for the model
 FIRST_ANSWERS_WAIT_S = 2.0  # and this long at most for the calls in flight once it is loaded
-SIGNAL_POLL_S = 0.5  # a signal is acted on within this long (2 wake-ups a second)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
 
@@ -82,8 +84,9 @@ class Daemon:
         self._model_loaded = threading.Event()
         self._parts_lock = threading.Lock()  # the watcher's and scheduler's start and stop
         self.started_at = datetime.now(UTC)
-        self._stop = threading.Event()
+        self._stop = StopFlag()
         self._signalled = 0  # the last SIGINT/SIGTERM received (stopped_by_signals)
+        self._signal_wakeups: socket.socket | None = None  # their numbers, as they arrive
         self._threads: list[threading.Thread] = []
         self.failure: str | None = None  # why the daemon stopped itself (exit code 1)
         self._consolidated_at: str | None = None
@@ -193,28 +196,34 @@ class Daemon:
         Entered before `start`: the socket answers before the start ends, and a service
         manager's stop sent then must stop the daemon, not kill it half started.
 
-        The handler only records the signal. It runs in the main thread between two of its
-        bytecodes, possibly inside `Event.wait` or inside the handler of an earlier signal
-        (Ctrl-C on `scripts/run | tee` sends SIGINT, and the script's trap SIGTERM, at once):
-        an `Event.set` there could wait forever for the Event's own lock, held by the code it
-        interrupted, and a log line for the logging lock. `serve_forever` acts on it."""
+        The Python handler only records the signal. It runs in the main thread between two of
+        its bytecodes, possibly while that thread holds a lock (the stop flag's in
+        `StopFlag.wait`) or inside the handler of an earlier signal (Ctrl-C on `scripts/run |
+        tee` sends SIGINT, and the script's trap SIGTERM, at once): a `StopFlag.set` or an
+        `Event.set` there could wait forever for a lock held by the code it interrupted, and a
+        log line for the logging lock. `serve_forever` acts on it, woken by the signal's
+        number on `_signal_wakeups` (`stop_flag.signal_wakeups`)."""
         def on_signal(signum: int, frame: FrameType | None) -> None:
             self._signalled = signum
 
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        previous = {sig: signal.signal(sig, on_signal) for sig in STOP_SIGNALS}
         try:
-            yield
+            with signal_wakeups() as self._signal_wakeups:
+                yield
         finally:
+            self._signal_wakeups = None
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
     def serve_forever(self) -> int:
         """Run until stopped (a signal, or a failure of the start-up thread), then stop; the
-        process exit code. A stop set by another thread ends the wait at once; a signal is
-        seen within SIGNAL_POLL_S (its handler touches no lock, so it may interrupt the wait)."""
+        process exit code. The main thread sleeps until then: a stop set by another thread
+        wakes it, and so does a signal's number on `_signal_wakeups`, written by the
+        interpreter's C-level handler (the Python one may wait until the thread wakes)."""
         try:
-            while not self._signalled and not self._stop.wait(timeout=SIGNAL_POLL_S):
-                pass
+            while not self._signalled and not self._stop.is_set():
+                self._signalled = (self._stop.wait(self._signal_wakeups, STOP_SIGNALS)
+                                   or self._signalled)
             if self._signalled:
                 log.info("signal %s: stopping", self._signalled)
         finally:

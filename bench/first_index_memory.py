@@ -56,6 +56,17 @@ def matrix_rows(parts: Any) -> str:
     return f"{len(matrix)}/{len(matrix._ids)}/{matrix._vectors.shape[0]}"
 
 
+def arrow_and_lance(parts: Any) -> str:
+    """pyarrow's pool (its backend, MB allocated now) and LanceDB's session caches (MB)."""
+    import pyarrow as pa
+
+    pool = pa.default_memory_pool()
+    index = getattr(parts.index, "_index", None) or getattr(parts.index, "_value", None)
+    session = getattr(index, "_session", None)
+    cache = f"{session.size_bytes / 1e6:.0f}" if session is not None else "-"
+    return f"arrow {pool.backend_name} {pool.bytes_allocated() / 1e6:.0f}  lance caches {cache}"
+
+
 def line(started: float, parts: Any, startup: threading.Thread | None) -> str:
     s = smaps()
     used, free, mapped = mallinfo()
@@ -63,27 +74,59 @@ def line(started: float, parts: Any, startup: threading.Thread | None) -> str:
     return (f"{time.perf_counter() - started:6.0f} s  RSS {s['Rss']:5.0f}  anon "
             f"{s['Anonymous']:5.0f}  file {s['Rss'] - s['Anonymous']:4.0f}  heap used "
             f"{used:5.0f} free {free:4.0f} mmapped {mapped:4.0f}  python {traced:5.0f}  "
-            f"matrix {matrix_rows(parts)}  {indexer_step(startup)}")
+            f"matrix {matrix_rows(parts)}  {arrow_and_lance(parts)}  {indexer_step(startup)}")
 
 
-def mappings(count: int) -> None:
-    """The mappings holding the most resident memory, by file (anonymous ones together)."""
-    held: dict[str, float] = {}
-    name = ""
+_ARENA = 64 << 20  # glibc's thread arenas: heaps of at most 64 MiB, aligned to it
+
+
+def _kind(name: str, start: int, end: int, named: dict[int, str]) -> str:
+    """Who a mapping's resident pages belong to: a file's name, glibc's main heap, a glibc
+    thread arena (64 MiB aligned), an array of `named` (by its address) or other anonymous
+    memory."""
+    if name.startswith("/"):
+        return Path(name).name
+    if name:
+        return name  # [heap], [stack], [vdso] ...
+    for address, label in named.items():
+        if start <= address < end:
+            return f"[{label}]"
+    return "[glibc thread arena]" if start % _ARENA == 0 else "[anonymous]"
+
+
+def named_arrays(parts: Any) -> dict[int, str]:
+    """The address of the in-memory vector matrix (a mapping of its own: glibc's mmap
+    threshold is fixed at 128 KiB in the daemon)."""
+    index = getattr(parts.index, "_index", None) or getattr(parts.index, "_value", None)
+    matrix = getattr(index, "_matrix", None)
+    if matrix is None:
+        return {}
+    return {matrix._vectors.ctypes.data: "vector matrix"}
+
+
+def mappings(count: int, named: dict[int, str]) -> None:
+    """Resident memory by owner: each file (its pages, and those of it the process wrote),
+    glibc's main heap, glibc's thread arenas, other anonymous mappings; the largest first."""
+    held: dict[str, list[float]] = {}
+    owner, sizes = "", []
     for text in Path("/proc/self/smaps").read_text().splitlines():
         first = text.split(maxsplit=5)
         if "-" in first[0] and len(first) >= 5 and ":" not in first[0]:
             start, end = (int(x, 16) for x in first[0].split("-"))
-            size = f"{(end - start) / 1e6:.1f} MB mapping"
-            name = first[5] if len(first) > 5 else f"[anonymous] of {size}"
+            owner = _kind(first[5] if len(first) > 5 else "", start, end, named)
+            held.setdefault(owner, [0.0, 0.0, 0.0])[2] += (end - start) / 1e6
         elif first[0] == "Rss:":
-            held[name] = held.get(name, 0.0) + int(first[1]) / 1000
-    anonymous = sorted((mb for name, mb in held.items() if name.startswith("[anonymous]")),
-                       reverse=True)
-    print(f"      anonymous mappings: {len(anonymous)}, {sum(anonymous):.0f} MB; "
-          f"the largest {', '.join(f'{mb:.1f}' for mb in anonymous[:count])}")
-    for name, mb in sorted(held.items(), key=lambda kv: -kv[1])[:count]:
-        print(f"      {mb:6.1f} MB  {name}")
+            held[owner][0] += int(first[1]) / 1000
+            if owner == "[anonymous]":
+                sizes.append(int(first[1]) / 1000)
+        elif first[0] == "Anonymous:":
+            held[owner][1] += int(first[1]) / 1000
+    sizes.sort(reverse=True)
+    print(f"      other anonymous mappings: {len(sizes)}; the largest resident "
+          f"{', '.join(f'{mb:.1f}' for mb in sizes[:count])} MB")
+    print("      resident MB  (written)  mapped MB  owner")
+    for name, (rss, anon, size) in sorted(held.items(), key=lambda kv: -kv[1][0])[:count]:
+        print(f"      {rss:11.1f}  {anon:9.1f}  {size:9.0f}  {name}")
 
 
 def top(snapshot: tracemalloc.Snapshot, count: int) -> None:
@@ -120,7 +163,7 @@ def run(args: argparse.Namespace) -> None:
         daemon = Daemon(daemon_params(settings), parts)
         started = time.perf_counter()
         daemon.start()
-        next_snapshot = args.snapshot_every
+        next_snapshot, next_map = args.snapshot_every, args.map_every or float("inf")
         done = threading.Event()
         asker = threading.Thread(target=ask, args=(daemon, paths, args.per_second, done),
                                  daemon=True)
@@ -134,6 +177,9 @@ def run(args: argparse.Namespace) -> None:
                 if args.trace and time.perf_counter() - started >= next_snapshot:
                     next_snapshot += args.snapshot_every
                     top(tracemalloc.take_snapshot(), args.top)
+                if time.perf_counter() - started >= next_map:
+                    next_map += args.map_every
+                    mappings(args.top, named_arrays(parts))
                 if daemon.progress.last is not None and not daemon.progress.running:
                     print("index ready")
                     break
@@ -143,7 +189,7 @@ def run(args: argparse.Namespace) -> None:
                 print(line(started, parts, startup), flush=True)
             if args.trace:
                 top(tracemalloc.take_snapshot(), args.top)
-            mappings(args.top)
+            mappings(args.top, named_arrays(parts))
         finally:
             done.set()
             asker.join()
@@ -160,6 +206,8 @@ def main() -> None:
     parser.add_argument("--trace", type=int, default=0, help="tracemalloc's frames (0: off)")
     parser.add_argument("--snapshot-every", type=float, default=30.0)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--map-every", type=float, default=0.0,
+                        help="resident memory by owner this often (0: at the end only)")
     run(parser.parse_args())
 
 

@@ -469,3 +469,12 @@ def test_stored_chunks_from_the_mirror_equal_the_rows_on_disk(index: LanceIndex,
     index.close()
     reopened = LanceIndex(index_dir, EMBEDDER.name, OPTIONS)
     assert _stored(reopened, after) == _on_disk(index_dir, after)
+
+
+def test_the_index_builds_its_arrow_tables_with_the_system_allocator() -> None:
+    """pyarrow's own pool kept freed pages resident; glibc's hands them back (lance.py)."""
+    import pyarrow as pa
+
+    import vaultmem.index.lance  # noqa: F401  (sets the pool when imported)
+
+    assert pa.default_memory_pool().backend_name == "system"

@@ -119,3 +119,15 @@ def test_leaving_early_ends_the_children() -> None:
     with ApartMap(_words, raws(200), processes=2, group=2, apart_from=0) as done:
         assert next(iter(done))[0] == "n0.md"
     assert not multiprocessing.active_children()
+
+
+def test_the_children_work_ahead_of_the_caller_by_a_few_groups_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A caller slower than the children (the daemon writing) does not gather every result."""
+    monkeypatch.setattr("vaultmem.vault.parse_apart.AHEAD_GROUPS", 2)
+    with ApartMap(_words, raws(60), processes=1, group=3, apart_from=0) as done:
+        results = iter(done)
+        next(results)
+        assert len(done._futures) <= 2  # the rest not handed over yet
+        assert [path for path, _, _ in results] == [f"n{n}.md" for n in range(1, 60)]

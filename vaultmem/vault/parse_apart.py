@@ -39,6 +39,8 @@ LOOK_S = 0.05  # how often the waiting thread calls `wait`
 CHILD_NICENESS = 10
 #: Notes handed to a child at a time by `ApartMap` (~0.2 s of parsing at ~3 ms a note).
 GROUP_NOTES = 64
+#: Groups a child may have done or under way before the caller takes them.
+AHEAD_GROUPS = 8
 #: Fewer notes than this are worked through here: starting a child (~0.3 s, its imports) costs
 #: more than it saves.
 APART_NOTES = 256
@@ -142,6 +144,7 @@ class ApartMap(Generic[T, R]):
         self._processes = processes if len(items) >= fewest else 0
         self._pool: ProcessPoolExecutor | None = None
         self._futures: deque[Future[list[R]]] = deque()
+        self._submitted = 0  # groups handed to the children
 
     def __enter__(self) -> ApartMap[T, R]:
         if self._processes > 0:
@@ -150,8 +153,8 @@ class ApartMap(Generic[T, R]):
             try:
                 self._pool = ProcessPoolExecutor(
                     self._processes, mp_context=multiprocessing.get_context("spawn"))
-                self._futures.extend(self._pool.submit(_each, self._work, list(self._slice(n)))
-                                     for n in range(self._groups()))
+                for _ in range(AHEAD_GROUPS * self._processes):
+                    self._submit_next()
             except OSError as exc:
                 log.warning("cannot start processes to parse %d notes (%s): parsed in the "
                             "daemon", len(self._items), exc)
@@ -178,13 +181,18 @@ class ApartMap(Generic[T, R]):
                 yield from map(self._work, self._items[taken:])
                 return
             taken += len(done)
+            self._submit_next()
             yield from done
 
-    def _groups(self) -> int:
-        return -(-len(self._items) // self._group)
-
-    def _slice(self, n: int) -> Sequence[T]:
-        return self._items[n * self._group:(n + 1) * self._group]
+    def _submit_next(self) -> None:
+        """The next group to the children, if any is left (AHEAD_GROUPS a child at most wait
+        to be taken: a writer slower than the children does not gather all the results)."""
+        start = self._submitted * self._group
+        if self._pool is None or start >= len(self._items):
+            return
+        self._futures.append(self._pool.submit(_each, self._work,
+                                               list(self._items[start:start + self._group])))
+        self._submitted += 1
 
     def _close(self) -> None:
         """End the children: the groups not started are dropped, one under way ends first."""

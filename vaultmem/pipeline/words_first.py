@@ -16,7 +16,7 @@ thousand notes is searchable by its notes' names within seconds, by their words 
 two later. Each note's words replace its names row.
 
 The notes are parsed, chunked and judged (language) in child processes (vault/parse_apart.py's
-ApartMap, WORDS_PROCESSES of them), started before the names are written: parsing the Markdown
+ApartMap, WORDS_PROCESSES of them), started once the names are written: parsing the Markdown
 of ten thousand notes in the daemon held its GIL for ~30 s, which the searches meanwhile
 waited on; apart, two cores parse side by side while the daemon writes what is done. A daemon
 told to stop ends the pass before its next write (the notes not written are new at the next
@@ -91,9 +91,11 @@ class WordsFirst:
         unwritten = frozenset(paths)  # by vectors: all of them, still
         held = [note for path in paths if (note := _held(parsed.get(path))) is not None]
         work = functools.partial(words_of, max_chars=self._sizes[0], min_chars=self._sizes[1])
-        with ApartMap(work, held, processes=self._processes) as words:  # they start parsing
-            for batch in self._names_batches(paths, parsed, zero):
-                self._write(batch, between, unwritten)
+        # the names first, alone: the children's start beside them delayed the names (and a
+        # search by a note's title) on a busy 2-core machine (docs/benchmarks.md)
+        for batch in self._names_batches(paths, parsed, zero):
+            self._write(batch, between, unwritten)
+        with ApartMap(work, held, processes=self._processes) as words:
             for batch in _batches(words, zero):
                 self._write(batch, between, unwritten)
                 written += len(batch)

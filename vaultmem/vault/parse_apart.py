@@ -21,8 +21,7 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from types import TracebackType
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -30,6 +29,7 @@ from vaultmem.core.chunking import Chunk, note_chunks
 from vaultmem.vault.notes import Note, RawNote
 
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
     from multiprocessing.connection import Connection
     from multiprocessing.process import BaseProcess
 
@@ -148,7 +148,9 @@ class ApartMap(Generic[T, R]):
 
     def __enter__(self) -> ApartMap[T, R]:
         if self._processes > 0:
-            import multiprocessing  # here: most syncs never need it, the daemon's start neither
+            # here: most syncs never need them, the daemon's start neither
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
             try:
                 self._pool = ProcessPoolExecutor(
@@ -169,6 +171,8 @@ class ApartMap(Generic[T, R]):
         if self._pool is None:
             yield from map(self._work, self._items)
             return
+        from concurrent.futures.process import BrokenProcessPool
+
         taken = 0
         while self._futures:
             future = self._futures.popleft()  # what is taken is not held here

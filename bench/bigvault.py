@@ -13,7 +13,8 @@ from the moment the process is spawned:
   round robin over those not found yet, then over all ten until the round ends), and records
   when each is first found (its own path among the first 20 results): the time to the first
   answer by words and to all ten; the latency of every search meanwhile (p50 / p95 during the
-  index);
+  index); and the first answer that says every note is searchable by its words (the words pass
+  ended, its full-text index made): the time to words complete;
 - samples the daemon's RSS every second (max during the index) and reads it after;
 - waits until the start-up index is done (or `--limit` seconds), then reads the catalog: notes
   and chunks with their vectors written, the daemon's CPU seconds, chunks per second of the
@@ -36,6 +37,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.support import load_average, machine_lines, now_utc, p50, p95
 from bench.touch import worktree
@@ -54,6 +56,7 @@ YEAR_S = 365 * 86400
 class Round:
     first_found_s: float | None = None  # the first target found by its title
     all_found_s: float | None = None  # all targets found
+    words_s: float | None = None  # an answer says every note is searchable by its words
     found: int = 0  # targets found by the end
     ready_s: float | None = None  # the start-up index done (None: not within the limit)
     searches_ms: list[float] = field(default_factory=list)
@@ -151,6 +154,8 @@ def one_round(source: Path, work: Path, vault: Path, wanted: list[tuple[str, str
                 asked = time.perf_counter()
                 answer = client.search(title, top_k=FOUND_IN)
                 result.searches_ms.append((time.perf_counter() - asked) * 1000)
+                if result.words_s is None and _words_complete(answer):
+                    result.words_s = asked - started
                 if path not in left:
                     continue
                 del left[path]
@@ -179,6 +184,13 @@ def one_round(source: Path, work: Path, vault: Path, wanted: list[tuple[str, str
     return result
 
 
+def _words_complete(answer: dict[str, Any]) -> bool:
+    """Whether a search answer says every note is searchable by its words (no `indexing`
+    field: the index is complete)."""
+    indexing = answer.get("indexing")
+    return indexing is None or indexing.get("by_words") == "complete"
+
+
 def seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
@@ -188,7 +200,8 @@ def report(name: str, r: Round, limit_s: float) -> None:
     per_chunk = r.cpu_s / r.chunks_embedded if r.chunks_embedded else 0.0
     print(f"  {name}:\n"
           f"    first target found by its title {seconds(r.first_found_s)} s, "
-          f"all {TARGETS} {seconds(r.all_found_s)} s ({r.found} of {TARGETS} within the run)\n"
+          f"all {TARGETS} {seconds(r.all_found_s)} s ({r.found} of {TARGETS} within the run); "
+          f"every note by its words {seconds(r.words_s)} s\n"
           f"    index ready {seconds(r.ready_s)} s (limit {limit_s:g} s); vectors written: "
           f"{r.notes_embedded:,} notes, {r.chunks_embedded:,} chunks, {rate:.1f} chunks/s, "
           f"{per_chunk * 1000:.1f} CPU ms per chunk\n"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.language_id import UNKNOWN, note_language
+from vaultmem.core.language_id import UNKNOWN, _scripts, note_language
 
 TEXTS = {
     "en": "The backup job runs every night and copies the photos to the server in the attic.",
@@ -65,3 +67,49 @@ def test_any_text_gets_a_known_code(text: str) -> None:
     assert note_language(text) in {UNKNOWN, "ru", "uk", "el", "ar", "zh", "ja", "ko",
                                    "en", "de", "fr", "es", "pt", "it", "nl", "sv", "da", "no",
                                    "fi", "pl"}
+
+
+def _scripts_one_by_one(text: str) -> Counter[str]:
+    """The judge's letter count by its definition: every character looked at in turn (the
+    judge counts ASCII letters at once; the counts and the order the scripts first appear in,
+    which breaks ties, must be the same)."""
+    counts: Counter[str] = Counter()
+    for ch in text:
+        if not ch.isalpha():
+            continue
+        code = ord(ch)
+        if code < 0x250:
+            counts["latin"] += 1
+        elif 0x400 <= code < 0x530:
+            counts["cyrillic"] += 1
+        elif 0x370 <= code < 0x400:
+            counts["el"] += 1
+        elif 0x600 <= code < 0x700:
+            counts["ar"] += 1
+        elif 0x3040 <= code < 0x3100 or 0xFF66 <= code < 0xFFA0:
+            counts["kana"] += 1
+        elif 0xAC00 <= code < 0xD7B0 or 0x1100 <= code < 0x1200 or 0x3130 <= code < 0x3190:
+            counts["hangul"] += 1
+        elif 0x3400 <= code < 0xA000 or 0xF900 <= code < 0xFB00 or 0x20000 <= code < 0x2FA20:
+            counts["han"] += 1
+        else:
+            counts["other"] += 1
+    return counts
+
+
+_MIXED = st.text(alphabet=st.sampled_from("aZ é ß ж і αβ ع か カ 한 漢 ー 1!`\nÆ"), max_size=40)
+
+
+@given(st.one_of(_MIXED, st.text(max_size=40)))
+def test_letters_counted_at_once_as_one_by_one(text: str) -> None:
+    expected = _scripts_one_by_one(text)
+    got = _scripts(text)
+    cjk = ("kana", "hangul", "han")
+    assert [(k, v) for k, v in got.items() if k not in (*cjk, "cjk")] == \
+        [(k, v) for k, v in expected.items() if k not in cjk]
+    assert {k: bool(got[k]) for k in cjk} == {k: bool(expected[k]) for k in cjk}
+
+
+@pytest.mark.parametrize("text", ["Жж ab", "ab Жж", "é Жж", "Жж é", "αβ ab Жж"])
+def test_a_tie_between_scripts_goes_to_the_first_as_before(text: str) -> None:
+    assert list(_scripts(text)) == list(_scripts_one_by_one(text))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import json
+import multiprocessing
 import os
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
@@ -17,6 +18,7 @@ import pytest
 from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
 from vaultmem.errors import Stopping
+from vaultmem.index.analysis import note_terms
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
@@ -26,6 +28,7 @@ from vaultmem.pipeline.indexer import Indexer
 from vaultmem.pipeline.words_first import words_only
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note
+from vaultmem.vault.parse_apart import ApartMap
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -286,9 +289,16 @@ def test_notes_a_stopped_first_index_left_with_words_only_are_embedded_next_time
     tmp_path: Path, vault: Path, catalog: Catalog,
 ) -> None:
     indexer, store = make_indexer(tmp_path, vault, catalog)
+    writes: list[frozenset[str]] = []
+
+    def stop_after_the_words(unwritten: frozenset[str]) -> None:
+        writes.append(unwritten)
+        if len(writes) == 2:  # the names, then the words: the embedding stops
+            indexer.stop()
+
     try:
         with pytest.raises(Stopping):
-            indexer.sync(between=lambda unwritten: indexer.stop())  # after the words pass
+            indexer.sync(between=stop_after_the_words)
         records = catalog.records()
         assert len(records) == 7 and all(words_only(r) for r in records.values())
         hits = store.index.stored_chunks(list(records))
@@ -303,6 +313,88 @@ def test_notes_a_stopped_first_index_left_with_words_only_are_embedded_next_time
         assert all(np.any(c.vector) for c in store.index.stored_chunks(list(records)))
     finally:
         store.index.close()
+
+
+def test_a_first_index_stopped_in_its_words_pass_stops_before_its_next_write(
+    tmp_path: Path, vault: Path, catalog: Catalog,
+) -> None:
+    """A daemon told to stop during the words pass does not wait for the rest of it: the
+    notes whose names only are written are embedded at the next start, like the others."""
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    try:
+        with pytest.raises(Stopping, match="7 notes"):
+            indexer.sync(between=lambda unwritten: indexer.stop())  # after the names
+        assert len([w for w in store.writes if "upserts" in w]) == 1  # the names only
+        records = catalog.records()
+        assert len(records) == 7 and all(words_only(r) and r.chunk_count == 1
+                                          for r in records.values())
+        again = Indexer(vault, IgnoreRules.from_vault(vault), catalog, store, EMBEDDER,
+                        indexer_options(Settings()))
+        assert again.sync().changed == 7
+        assert not any(words_only(r) for r in catalog.records().values())
+        assert [h.path for h in store.index.text_search("topic", 10)]
+    finally:
+        store.index.close()
+
+
+def words_pass_writes(tmp_path: Path, vault: Path) -> list[list[tuple[Any, list[Any]]]]:
+    """The words pass's writes of a first index (names, then words), the chunks as tuples."""
+    catalog = Catalog(tmp_path / "catalog.sqlite3")
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    passes: list[frozenset[str]] = []
+
+    def stop_after_the_words_pass(unwritten: frozenset[str]) -> None:
+        passes.append(unwritten)
+        if indexer.progress.state().by_words == "complete":
+            indexer.stop()
+
+    try:
+        with pytest.raises(Stopping):
+            indexer.sync(between=stop_after_the_words_pass)
+        rows = store.index._chunks.to_arrow().to_pylist()
+        languages = {path: record.language for path, record in catalog.records().items()}
+        assert {languages["de/Sicherung.md"], languages["zh/备份.md"]} == {"de", "zh"}
+        assert all(row["terms"] == note_terms(row["text"], languages[row["path"]])
+                   for row in rows)  # made apart as the index makes them
+        assert sum(bool(row["terms"]) for row in rows) >= 2
+        return [[(record, [(c.chunk_id, c.heading, c.text, c.vector.tolist()) for c in chunks])
+                 for record, chunks in write["upserts"]]
+                for write in store.writes if "upserts" in write]
+    finally:
+        store.index.close()
+        catalog.close()
+
+
+def test_the_words_pass_writes_the_same_parsed_apart_as_here(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The notes parsed, chunked and judged in child processes (a vault of hundreds of notes
+    or more) are written as those done in the daemon: the same rows, the same records, in the
+    same order."""
+    for i in range(40):
+        write(vault, f"more/note {i}.md", f"---\ntags: [t{i % 3}]\n---\n# More {i}\n\n"
+                                          f"Words about subject {i}.\n\n## Part\n\nMore.\n")
+        stamp = 1_700_000_000 - i * 3_600
+        os.utime(vault / f"more/note {i}.md", (stamp, stamp))
+    write(vault, "de/Sicherung.md", "Die Sicherung läuft jede Nacht und kopiert die Fotos auf "
+                                    "den Server im Dachboden, wenn er nicht schläft.\n")
+    write(vault, "zh/备份.md", "备份任务每天晚上运行，并把照片复制到阁楼里的服务器上。\n")
+    here = words_pass_writes(tmp_path / "here", vault)
+    monkeypatch.setattr("vaultmem.vault.parse_apart.APART_NOTES", 2)
+    monkeypatch.setattr("vaultmem.vault.parse_apart.GROUP_NOTES", 5)
+    started: list[int] = []
+    real_enter = ApartMap.__enter__
+
+    def enter(self: ApartMap[Any, Any]) -> ApartMap[Any, Any]:
+        entered = real_enter(self)
+        started.append(len(multiprocessing.active_children()))
+        return entered
+
+    monkeypatch.setattr(ApartMap, "__enter__", enter)
+    apart = words_pass_writes(tmp_path / "apart", vault)
+    assert started and started[0] >= 1  # parsed in child processes
+    assert apart == here and len(here) >= 2  # names, words
+    assert not multiprocessing.active_children()
 
 
 def test_a_first_index_writes_every_notes_names_before_parsing_any(

@@ -85,6 +85,9 @@ class ChunkRecord:
     heading: str
     text: str
     vector: Vector
+    #: its `terms` column (index/analysis.py's `note_terms` of `text` in its note's language)
+    #: when made already (the words pass makes them apart); None: made when it is written
+    terms: str | None = None
 
 
 def note_names(record: NoteRecord) -> tuple[str, ...]:

@@ -55,7 +55,8 @@ def chunks_to_arrow(chunks: Sequence[tuple[ChunkRecord, str, str]], dim: int) ->
         "heading": [chunk.heading for chunk, _, _ in chunks],
         "text": [chunk.text for chunk, _, _ in chunks],
         "title": [title for _, title, _ in chunks],
-        TERMS_COLUMN: [note_terms(chunk.text, language) for chunk, _, language in chunks],
+        TERMS_COLUMN: [chunk.terms if chunk.terms is not None else note_terms(chunk.text, language)
+                       for chunk, _, language in chunks],
         "vector": vectors_to_arrow(vectors),
     }
     return pa.table(columns, schema=chunks_schema(dim))

@@ -72,7 +72,9 @@ class Indexer:
         self.progress = IndexProgress()
         self._identity_checked = False
         self._slices = SlicedEmbedding(embedder, self.progress)
-        self._words = WordsFirst(store, catalog, self._chunks, lambda: embedder.dim)
+        self._words = WordsFirst(store, catalog,
+                                 (options.chunk_max_chars, options.chunk_min_chars),
+                                 lambda: embedder.dim, self._slices.check_stopping)
 
     # public -------------------------------------------------------------------------------
 

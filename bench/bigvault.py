@@ -15,7 +15,8 @@ from the moment the process is spawned:
   answer by words and to all ten; the latency of every search meanwhile (p50 / p95 during the
   index); and the first answer that says every note is searchable by its words (the words pass
   ended, its full-text index made): the time to words complete;
-- samples the daemon's RSS every second (max during the index) and reads it after;
+- samples the daemon's RSS every second (max during the index) and reads it after, and its
+  child processes' (the words pass's parsers) apart;
 - waits until the start-up index is done (or `--limit` seconds), then reads the catalog: notes
   and chunks with their vectors written, the daemon's CPU seconds, chunks per second of the
   index run and CPU seconds per chunk (the figure a busy machine disturbs least).
@@ -42,7 +43,7 @@ from typing import Any
 from bench.support import load_average, machine_lines, now_utc, p50, p95
 from bench.touch import worktree
 from vaultmem_testing.daemon import REAL_MODEL, REPO, DaemonProcess
-from vaultmem_testing.measure import cpu_seconds, rss_mb
+from vaultmem_testing.measure import children_rss_mb, cpu_seconds, rss_mb
 
 CORPORA = REPO.parent / "shared" / "corpora"
 SOURCES = ("vaultofknowledge", "obsidian-tasks", "tldr-multilingual/en")
@@ -62,6 +63,7 @@ class Round:
     searches_ms: list[float] = field(default_factory=list)
     rss_during_mb: float = 0.0
     rss_after_mb: float = 0.0
+    children_rss_mb: float = 0.0  # the most the daemon's child processes held at once
     notes_embedded: int = 0
     chunks_embedded: int = 0
     index_s: float = 0.0  # the first index's run time (ready or the limit)
@@ -147,8 +149,10 @@ def one_round(source: Path, work: Path, vault: Path, wanted: list[tuple[str, str
         left = dict(wanted)
         again = itertools.cycle(wanted)  # asked once all are found: searches until the end
         rss: list[float] = []
+        children: list[float] = []
         while time.perf_counter() - started < limit_s:
             rss.append(rss_mb(daemon.pid))
+            children.append(children_rss_mb(daemon.pid))
             asking = list(left.items())[:PER_SECOND] or [next(again) for _ in range(PER_SECOND)]
             for path, title in asking:
                 asked = time.perf_counter()
@@ -175,6 +179,7 @@ def one_round(source: Path, work: Path, vault: Path, wanted: list[tuple[str, str
             result.index_s = limit_s
         result.found = len(wanted) - len(left)
         result.rss_during_mb = max(rss, default=0.0)
+        result.children_rss_mb = max(children, default=0.0)
         time.sleep(5.0)  # settled
         result.rss_after_mb = rss_mb(daemon.pid)
         result.cpu_s = cpu_seconds(daemon.pid)
@@ -207,7 +212,8 @@ def report(name: str, r: Round, limit_s: float) -> None:
           f"{per_chunk * 1000:.1f} CPU ms per chunk\n"
           f"    search during the index: p50 {p50(r.searches_ms):.0f} ms, "
           f"p95 {p95(r.searches_ms):.0f} ms ({len(r.searches_ms)} searches)\n"
-          f"    RSS max during {r.rss_during_mb:.0f} MB, after {r.rss_after_mb:.0f} MB; "
+          f"    RSS max during {r.rss_during_mb:.0f} MB, after {r.rss_after_mb:.0f} MB "
+          f"(its child processes at most {r.children_rss_mb:.0f} MB more); "
           f"load average {load_average()}", flush=True)
 
 

@@ -33,6 +33,17 @@ def rss_mb(pid: int) -> float:
     return rss / 1e6
 
 
+def children_rss_mb(pid: int) -> float:
+    """The summed RSS of `pid`'s child processes, theirs too (a first index's parse children)."""
+    total = 0
+    for child in psutil.Process(pid).children(recursive=True):
+        try:
+            total += child.memory_info().rss
+        except psutil.NoSuchProcess:  # ended between the listing and the read
+            continue
+    return total / 1e6
+
+
 def memory_mb(pid: int) -> tuple[float, float]:
     """(VmRSS, VmHWM) in MB (10^6 bytes) from /proc/<pid>/status."""
     values = {}

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vaultmem.core.language_id import UNKNOWN, _scripts, note_language
+from vaultmem.core.language_id import UNKNOWN, _scripts, note_language, script_of
 
 TEXTS = {
     "en": "The backup job runs every night and copies the photos to the server in the attic.",
@@ -77,23 +77,7 @@ def _scripts_one_by_one(text: str) -> Counter[str]:
     for ch in text:
         if not ch.isalpha():
             continue
-        code = ord(ch)
-        if code < 0x250:
-            counts["latin"] += 1
-        elif 0x400 <= code < 0x530:
-            counts["cyrillic"] += 1
-        elif 0x370 <= code < 0x400:
-            counts["el"] += 1
-        elif 0x600 <= code < 0x700:
-            counts["ar"] += 1
-        elif 0x3040 <= code < 0x3100 or 0xFF66 <= code < 0xFFA0:
-            counts["kana"] += 1
-        elif 0xAC00 <= code < 0xD7B0 or 0x1100 <= code < 0x1200 or 0x3130 <= code < 0x3190:
-            counts["hangul"] += 1
-        elif 0x3400 <= code < 0xA000 or 0xF900 <= code < 0xFB00 or 0x20000 <= code < 0x2FA20:
-            counts["han"] += 1
-        else:
-            counts["other"] += 1
+        counts[script_of(ord(ch))] += 1
     return counts
 
 

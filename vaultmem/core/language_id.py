@@ -109,6 +109,13 @@ def note_language(text: str) -> str:
     return _latin_language(plain)
 
 
+#: Each non-ASCII character's script once looked up ("" for a character that is no letter): a
+#: note repeats the same few hundred characters, and the lookup is most of the judge's time on
+#: a Chinese or Russian note.
+_LETTER_SCRIPTS: dict[str, str] = {}
+_LETTER_SCRIPTS_KEPT = 65536
+
+
 def _scripts(text: str) -> Counter[str]:
     """Letter counts per script; "cjk" is the weighted total of kana, hangul and Han, which are
     also counted on their own. ASCII letters are counted at once (Latin); only the other
@@ -119,29 +126,19 @@ def _scripts(text: str) -> Counter[str]:
     first = _ASCII_LETTER.search(text) if latin else None
     first_latin = first.start() if first is not None else len(text)
     counts: Counter[str] = Counter()
+    known = _LETTER_SCRIPTS
     for found in _NOT_ASCII.finditer(text):
         ch = found.group()
-        if not ch.isalpha():
+        script = known.get(ch)
+        if script is None:
+            if len(known) > _LETTER_SCRIPTS_KEPT:
+                known.clear()
+            script = known[ch] = script_of(ord(ch)) if ch.isalpha() else ""
+        if not script:
             continue
         if found.start() > first_latin and "latin" not in counts:
             counts["latin"] = 0  # scripts in the order they first appear: ties go to the first
-        code = ord(ch)
-        if code < 0x250:
-            counts["latin"] += 1
-        elif 0x400 <= code < 0x530:
-            counts["cyrillic"] += 1
-        elif 0x370 <= code < 0x400:
-            counts["el"] += 1
-        elif 0x600 <= code < 0x700:
-            counts["ar"] += 1
-        elif 0x3040 <= code < 0x3100 or 0xFF66 <= code < 0xFFA0:
-            counts["kana"] += 1
-        elif 0xAC00 <= code < 0xD7B0 or 0x1100 <= code < 0x1200 or 0x3130 <= code < 0x3190:
-            counts["hangul"] += 1
-        elif 0x3400 <= code < 0xA000 or 0xF900 <= code < 0xFB00 or 0x20000 <= code < 0x2FA20:
-            counts["han"] += 1
-        else:
-            counts["other"] += 1
+        counts[script] += 1
     if latin:
         counts["latin"] += latin
     cjk = counts["kana"] + counts["hangul"] + counts["han"]
@@ -150,6 +147,25 @@ def _scripts(text: str) -> Counter[str]:
         for part in ("kana", "hangul", "han"):  # kept for the verdict, never the majority
             counts[part] = min(counts[part], 1) if counts[part] else 0
     return counts
+
+
+def script_of(code: int) -> str:
+    """The script of a letter's code point ("other" for scripts the judge does not tell)."""
+    if code < 0x250:
+        return "latin"
+    if 0x400 <= code < 0x530:
+        return "cyrillic"
+    if 0x370 <= code < 0x400:
+        return "el"
+    if 0x600 <= code < 0x700:
+        return "ar"
+    if 0x3040 <= code < 0x3100 or 0xFF66 <= code < 0xFFA0:
+        return "kana"
+    if 0xAC00 <= code < 0xD7B0 or 0x1100 <= code < 0x1200 or 0x3130 <= code < 0x3190:
+        return "hangul"
+    if 0x3400 <= code < 0xA000 or 0xF900 <= code < 0xFB00 or 0x20000 <= code < 0x2FA20:
+        return "han"
+    return "other"
 
 
 def _latin_language(text: str) -> str:

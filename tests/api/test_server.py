@@ -547,14 +547,7 @@ def test_a_slow_client_is_cut_off_and_does_not_block_others(tmp_path: Path) -> N
             ("127.0.0.1", slow.server.port), timeout=10) as sock:
         sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         assert slow.request("GET", "/v1/health").status == 200  # served meanwhile
-        started, cut = time.monotonic(), False
-        while not cut and time.monotonic() - started < 8:  # trickle: never idle for long
-            try:
-                sock.sendall(b"X")
-                time.sleep(0.1)
-            except OSError:
-                cut = True
-        assert cut and time.monotonic() - started < 3
+        assert trickled_until_cut(sock) < 3
 
 
 @pytest.mark.timeout(60)
@@ -620,6 +613,18 @@ def test_clusters_and_merge_with_the_real_consolidator(served: Served) -> None:
 
 
 # the token and the caller checks ---------------------------------------------------------------
+
+def trickled_until_cut(sock: socket.socket, *, give_up_s: float = 8.0) -> float:
+    """Seconds until the server cuts a client that sends a byte every 0.1 s (never idle for
+    long); fails if it is not cut within `give_up_s`."""
+    started = time.monotonic()
+    while time.monotonic() - started < give_up_s:
+        try:
+            sock.sendall(b"X")
+            time.sleep(0.1)
+        except OSError:
+            return time.monotonic() - started
+    raise AssertionError(f"a trickling client was not cut off within {give_up_s} s")
 
 def test_the_token_file_is_created_private_and_reused(tmp_path: Path) -> None:
     old_umask = os.umask(0)  # even with a permissive umask

@@ -45,7 +45,7 @@ STEPS = ("open", "embed", "lock", "fts", "vectors", "catalog", "context", "rank"
 # frames of the start-up thread that name what the indexer is doing, innermost wins
 INDEXER_STEPS = (
     ("_names_batches", "names pass"), ("WordsFirst._batches", "words pass: parse/chunk"),
-    ("WordsFirst._write", "words pass: write"), ("_embed_batches", "embedding"),
+    ("WordsFirst._write", "words pass: write"), ("NoteBatches.batches", "embedding"),
     ("SlicedEmbedding.embed", "embedding"), ("_new_chunk_rows", "write: rows"),
     ("_write_chunks", "write: lance delete+add"), ("_carried_chunks", "write: carried"),
     ("Catalog.apply", "write: catalog"), ("optimize", "optimise"),

@@ -13,7 +13,8 @@ import pytest
 
 from vaultmem.errors import IndexUnusableError
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, chunk_id_for
-from vaultmem.index.lance import META_FILE, LanceIndex
+from vaultmem.index.identity import META_FILE
+from vaultmem.index.lance import LanceIndex
 from vaultmem.index.tables import sql_string
 from vaultmem.index.upkeep import OPEN_FRAGMENT_LIMIT, Occasion
 

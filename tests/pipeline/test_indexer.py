@@ -22,7 +22,8 @@ from vaultmem.index.analysis import note_terms
 from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
-from vaultmem.index.lance import META_FILE, LanceIndex
+from vaultmem.index.identity import META_FILE
+from vaultmem.index.lance import LanceIndex
 from vaultmem.index.upkeep import Occasion
 from vaultmem.pipeline.indexer import Indexer
 from vaultmem.pipeline.words_first import words_only

@@ -17,9 +17,10 @@ from vaultmem.index import inference
 from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder
-from vaultmem.pipeline import indexer as indexer_module
+from vaultmem.pipeline import note_batches as batches_module
 from vaultmem.pipeline.index_ports import SyncReport
-from vaultmem.pipeline.indexer import LARGE_NOTE_BYTES, Indexer
+from vaultmem.pipeline.indexer import Indexer
+from vaultmem.pipeline.note_batches import LARGE_NOTE_BYTES
 from vaultmem.pipeline.progress import IDLE
 from vaultmem.pipeline.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
 from vaultmem.pipeline.sync_gate import SyncGate
@@ -164,7 +165,7 @@ def test_an_edit_waiting_while_a_large_note_is_parsed_is_synced_during_the_parse
         note = raw.parse()
         return note, note_chunks(note.body, note.title, **sizes)
 
-    monkeypatch.setattr(indexer_module, "parse_apart", parse_apart)
+    monkeypatch.setattr(batches_module, "parse_apart", parse_apart)
     for _ in range(ALL):
         embedder.allowed.release()
     big_done: list[SyncReport] = []
@@ -199,7 +200,7 @@ def test_a_stop_during_a_large_notes_parse_ends_the_sync(
         wait()
         raise AssertionError("wait() did not end the sync")
 
-    monkeypatch.setattr(indexer_module, "parse_apart", parse_apart)
+    monkeypatch.setattr(batches_module, "parse_apart", parse_apart)
     with pytest.raises(Stopping):
         indexer.sync(paths=[BIG])
     assert BIG not in catalog.records_for([BIG])

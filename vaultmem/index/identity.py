@@ -1,8 +1,11 @@
-"""What the stored chunk index was built with, readable without importing LanceDB."""
+"""What the stored chunk index was built with, readable without importing LanceDB: the
+identity file beside the tables (schema version, embedding model), written when the index
+opens, and the files an index creates, removed when it must be rebuilt."""
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from vaultmem.index.base import SCHEMA_VERSION
@@ -28,6 +31,27 @@ def identity_problem(path: Path, embedder_name: str) -> str | None:
     if name != embedder_name:
         return f"embedding model changed from {name} to {embedder_name}"
     return None
+
+
+def write_identity(path: Path, embedder_name: str) -> None:
+    """Record what the index at `path` is built with (written whole: a temp file renamed)."""
+    meta = {"schema_version": SCHEMA_VERSION, "embedder_name": embedder_name}
+    tmp = path / f"{META_FILE}.tmp"
+    tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path / META_FILE)
+
+
+def wipe_index(path: Path) -> None:
+    """Remove only what an index creates at `path` (the tables of older schemas included,
+    and its identity file), never other files in the directory."""
+    for table_dir in (path / name for name in TABLE_DIRS):
+        if not table_dir.exists():
+            continue
+        if table_dir.is_dir():
+            shutil.rmtree(table_dir)
+        else:
+            table_dir.unlink()
+    (path / META_FILE).unlink(missing_ok=True)
 
 
 def index_exists(path: Path) -> bool:

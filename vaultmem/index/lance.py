@@ -13,8 +13,6 @@ text cost up to seconds a search.
 
 from __future__ import annotations
 
-import json
-import shutil
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -23,15 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from vaultmem.core.ranking import ChunkHit
 from vaultmem.errors import IndexUnusableError
 from vaultmem.index import analysis, full_text
 from vaultmem.index import tables as tb
-from vaultmem.index.base import SCHEMA_VERSION, ChunkRecord, IndexOptions, NoteRecord, Vector
+from vaultmem.index.base import ChunkRecord, IndexOptions, NoteRecord, Vector
 from vaultmem.index.changes import ChangePlan
-from vaultmem.index.identity import META_FILE, TABLE_DIRS, identity_problem
+from vaultmem.index.identity import identity_problem, wipe_index, write_identity
 from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_overrides
 from vaultmem.index.upkeep import Occasion, UpkeepPolicy
 from vaultmem.index.vectors import VectorMatrix
@@ -91,7 +88,7 @@ class LanceIndex:
         if self.path.exists() and not self.path.is_dir():
             raise IndexUnusableError(f"index path {self.path} is a file, not a directory")
         self.path.mkdir(parents=True, exist_ok=True)
-        reason = self._meta_problem()
+        reason = identity_problem(self.path, self.embedder_name)
         if reason is not None:
             self._wipe(reason)
         try:
@@ -101,25 +98,12 @@ class LanceIndex:
                 raise IndexUnusableError(f"cannot create the index at {self.path}: {exc}") from exc
             self._wipe(f"index storage was unreadable ({_short(exc)})")
             self._open_tables()
-        self._write_meta()
+        write_identity(self.path, self.embedder_name)
         self.upkeep(Occasion.OPEN)  # the write counter died with the process that wrote
 
-    def _meta_problem(self) -> str | None:
-        """Why the stored index must be rebuilt, or None if it is usable (or new)."""
-        return identity_problem(self.path, self.embedder_name)
-
     def _wipe(self, reason: str) -> None:
-        """Remove only what this index created (the tables of older schemas included), never
-        other files in the directory."""
         self._db = self._chunks = None
-        for table_dir in (self.path / name for name in TABLE_DIRS):
-            if not table_dir.exists():
-                continue
-            if table_dir.is_dir():
-                shutil.rmtree(table_dir)
-            else:
-                table_dir.unlink()
-        (self.path / META_FILE).unlink(missing_ok=True)
+        wipe_index(self.path)
         self.rebuilt_reason = reason
 
     def _open_tables(self) -> None:
@@ -132,12 +116,6 @@ class LanceIndex:
             if self._chunks.schema != tb.chunks_schema(self._dim):
                 raise _Unusable("chunks table has an unexpected schema")
             self._chunks.search().select(["chunk_id", "path"]).to_arrow()
-
-    def _write_meta(self) -> None:
-        meta = {"schema_version": SCHEMA_VERSION, "embedder_name": self.embedder_name}
-        tmp = self.path / f"{META_FILE}.tmp"
-        tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(self.path / META_FILE)
 
     # ---- reads ------------------------------------------------------------------------
 
@@ -214,7 +192,7 @@ class LanceIndex:
             with _storage_errors():
                 rows = self._chunks.search().select(
                     ["chunk_id", "path", "idx", "heading", "text", "vector"]).with_row_id(True)
-                self._matrix = _matrix_from(rows.to_arrow(), self._dim)
+                self._matrix = tb.matrix_from(rows.to_arrow(), self._dim)
         return self._matrix
 
     # ---- writes -----------------------------------------------------------------------
@@ -291,11 +269,11 @@ class LanceIndex:
                 self._fts_ready = False
             else:
                 self._chunks.add(add)
-                self._unindexed_text += _with_text(add)
+                self._unindexed_text += tb.with_text(add)
         if self._matrix is not None:
             self._matrix.remove_paths(remove)
             if add is not None:
-                _add_to_matrix(self._matrix, add)
+                tb.add_to_matrix(self._matrix, add)
         return wrote
 
     # ---- maintenance ------------------------------------------------------------------
@@ -381,31 +359,8 @@ def _row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
             rows.column("path").to_pylist())
 
 
-def _with_text(rows: pa.Table) -> int:
-    """Rows whose text is not empty (a names row of the words pass has none)."""
-    return int(pc.sum(pc.greater(pc.utf8_length(rows.column("text")), 0)).as_py() or 0)
-
-
 def _fragments(table: Any) -> int:
     return int(table.stats()["fragment_stats"]["num_fragments"])
-
-
-def _matrix_from(rows: pa.Table, dim: int) -> VectorMatrix:
-    matrix = VectorMatrix(dim)
-    _add_to_matrix(matrix, rows)
-    return matrix
-
-
-def _add_to_matrix(matrix: VectorMatrix, rows: pa.Table) -> None:
-    matrix.add(
-        rows.column("chunk_id").to_pylist(),
-        rows.column("path").to_pylist(),
-        rows.column("text").to_pylist(),
-        tb.vectors_from_arrow(rows.column("vector"), matrix.dim),
-        list(zip(rows.column("idx").to_pylist(), rows.column("heading").to_pylist(),
-                 strict=True)),
-        rows.column("_rowid").to_pylist() if "_rowid" in rows.column_names else None,
-    )
 
 
 def _short(exc: BaseException) -> str:

@@ -1,4 +1,5 @@
-"""The Arrow schema of the chunks table, row conversions and small SQL/FTS helpers."""
+"""The Arrow schema of the chunks table, row conversions (records to rows, rows to the
+in-memory vector mirror) and small SQL/FTS helpers."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from vaultmem.index.analysis import note_terms
 from vaultmem.index.base import ChunkRecord, Vector, chunk_id_for
+from vaultmem.index.vectors import VectorMatrix
 
 CHUNKS = "chunks"
 #: Indexed with LanceDB's English analysis (lower-cased, accent-folded, stemmed).
@@ -90,6 +93,31 @@ def relocate_chunks(rows: pa.Table, new_path: str, new_title: str) -> pa.Table:
     return rows.set_column(
         rows.schema.get_field_index("title"), "title", pa.array([new_title] * count, pa.string())
     )
+
+
+def matrix_from(rows: pa.Table, dim: int) -> VectorMatrix:
+    """The vector mirror of stored chunk rows (vectors.VectorMatrix)."""
+    matrix = VectorMatrix(dim)
+    add_to_matrix(matrix, rows)
+    return matrix
+
+
+def add_to_matrix(matrix: VectorMatrix, rows: pa.Table) -> None:
+    """Chunk rows into the vector mirror (with their row ids, when `rows` has them)."""
+    matrix.add(
+        rows.column("chunk_id").to_pylist(),
+        rows.column("path").to_pylist(),
+        rows.column("text").to_pylist(),
+        vectors_from_arrow(rows.column("vector"), matrix.dim),
+        list(zip(rows.column("idx").to_pylist(), rows.column("heading").to_pylist(),
+                 strict=True)),
+        rows.column("_rowid").to_pylist() if "_rowid" in rows.column_names else None,
+    )
+
+
+def with_text(rows: pa.Table) -> int:
+    """Rows whose text is not empty (a names row of the words pass has none)."""
+    return int(pc.sum(pc.greater(pc.utf8_length(rows.column("text")), 0)).as_py() or 0)
 
 
 def sql_string(value: str) -> str:

@@ -13,32 +13,25 @@ catalog rows.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from vaultmem.core.chunking import Chunk, embedding_text, note_chunks
 from vaultmem.core.planning import Fingerprint, SyncPlan, plan_sync
 from vaultmem.errors import InvalidInput, NoteError, NotFound
-from vaultmem.index.base import ChunkRecord, Embedder, NoteRecord, Vector, searchable_title
+from vaultmem.index.base import Embedder, NoteRecord, searchable_title
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.upkeep import Occasion
 from vaultmem.pipeline.index_ports import Progress, StoreHandle, SyncReport
+from vaultmem.pipeline.note_batches import LARGE_NOTE_BYTES, NoteBatches, Parsed, order, read_held
 from vaultmem.pipeline.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.pipeline.progress import BUILDING_KINDS, CHANGES, REBUILD, SCAN, IndexProgress, Run
-from vaultmem.pipeline.slices import SLICE_CHUNKS, Between, SlicedEmbedding
+from vaultmem.pipeline.slices import Between, SlicedEmbedding
 from vaultmem.pipeline.words_first import WordsFirst, words_only
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, RawNote, read_note, read_raw_note
-from vaultmem.vault.parse_apart import parse_apart
 from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 
-# Notes read by a sync, by path. A note over LARGE_NOTE_BYTES is kept as its bytes until its
-# turn to be embedded: parsing its Markdown (~0.7 ms per KB) must not delay the small notes
-# of the same batch, which are embedded and written first.
-Parsed = dict[str, Note | RawNote]
-LARGE_NOTE_BYTES = 32_768
 
 @dataclass(frozen=True)
 class IndexerOptions:
@@ -72,6 +65,9 @@ class Indexer:
         self.progress = IndexProgress()
         self._identity_checked = False
         self._slices = SlicedEmbedding(embedder, self.progress)
+        self._batches = NoteBatches(root, store, self._slices,
+                                    (options.chunk_max_chars, options.chunk_min_chars),
+                                    options.batch_chunks)
         self._words = WordsFirst(store, catalog,
                                  (options.chunk_max_chars, options.chunk_min_chars),
                                  lambda: embedder.dim, self._slices.check_stopping)
@@ -254,7 +250,7 @@ class Indexer:
         report: SyncReport, progress: Progress | None, between: Between | None, run: Run,
     ) -> None:
         building = run.kind in BUILDING_KINDS
-        paths = _order([*plan.adds, *plan.changes], parsed, building)
+        paths = order([*plan.adds, *plan.changes], parsed, building)
         total, done = len(paths), 0
         self.progress.planned(run, total)
         if building:  # every new note searchable by its words before any vector
@@ -271,7 +267,7 @@ class Indexer:
         # chunks have no vectors yet: words first)
         before = {path: known[path].title for path in plan.changes
                   if path in known and known[path].chunk_count and not words_only(known[path])}
-        for batch, embedded in self._embed_batches(paths, parsed, before, between, run):
+        for batch, embedded in self._batches.batches(paths, parsed, before, between, run):
             self._store().apply(upserts=batch)
             self.catalog.apply(record for record, _ in batch)
             done += len(batch)
@@ -352,128 +348,11 @@ class Indexer:
         if updates:
             self.catalog.apply(updates)
 
-    # parsing and embedding ----------------------------------------------------------------
-
-    def _embed_batches(
-        self, paths: Sequence[str], parsed: Parsed, before: Mapping[str, str],
-        between: Between | None, run: Run,
-    ) -> Iterator[tuple[list[tuple[NoteRecord, list[ChunkRecord]]], int]]:
-        """Batches of (note record, chunks) ready to write, each with how many chunks it
-        embedded (the others kept their stored vectors)."""
-        pending: list[tuple[Note, list[Chunk]]] = []
-        pending_chunks = 0
-        first_unwritten = 0
-        for n, path in enumerate(paths):
-            # taken out of `parsed`: a note is held only until its batch is written, not for
-            # the rest of the sync (a first index's thousands of notes)
-            raw = parsed.pop(path, None)
-            large = isinstance(raw, RawNote) and len(raw.raw) > LARGE_NOTE_BYTES
-            if pending and large:  # what is ready goes first
-                yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
-                pending, pending_chunks, first_unwritten = [], 0, n
-            if large:
-                assert isinstance(raw, RawNote)
-                note, chunks = self._parse_large(raw, between, frozenset(paths[n:]))
-            else:
-                note = self._read(path, raw)
-                chunks = self._chunks(note)
-            alone = len(chunks) > SLICE_CHUNKS
-            if pending and (alone or pending_chunks + len(chunks) > self.options.batch_chunks):
-                # a note embedded in slices goes on its own, after the batch before it
-                yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
-                pending, pending_chunks, first_unwritten = [], 0, n
-            pending.append((note, chunks))
-            pending_chunks += len(chunks)
-            if alone or pending_chunks >= self.options.batch_chunks:
-                yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
-                pending, pending_chunks, first_unwritten = [], 0, n + 1
-        if pending:
-            yield self._embed(pending, frozenset(paths[first_unwritten:]), before, between, run)
-
-    def _parse_large(
-        self, raw: RawNote, between: Between | None, unwritten: frozenset[str]
-    ) -> tuple[Note, list[Chunk]]:
-        """Parsed and chunked apart (vault/parse_apart.py): waiting edits go in meanwhile."""
-        def wait() -> None:
-            self._slices.check_stopping(raw.path)
-            if between is not None:
-                between(unwritten)
-
-        return parse_apart(raw, wait, max_chars=self.options.chunk_max_chars,
-                           min_chars=self.options.chunk_min_chars)
-
-    def _chunks(self, note: Note) -> list[Chunk]:
-        return note_chunks(note.body, note.title, max_chars=self.options.chunk_max_chars,
-                           min_chars=self.options.chunk_min_chars)
-
-    def _embed(
-        self, pending: list[tuple[Note, list[Chunk]]], unwritten: frozenset[str],
-        before: Mapping[str, str], between: Between | None, run: Run,
-    ) -> tuple[list[tuple[NoteRecord, list[ChunkRecord]]], int]:
-        texts = [embedding_text(note.title, chunk) for note, chunks in pending for chunk in chunks]
-        kept = self._stored_vectors([note.path for note, _ in pending], before)
-        new = [n for n, text in enumerate(texts) if text not in kept]
-        embedded = self._slices.embed([texts[n] for n in new],
-                                      pending[0][0].path if len(pending) == 1 else None,
-                                      unwritten, between, run)
-        vectors: list[Any] = [kept.get(text) for text in texts]
-        for n, vector in zip(new, embedded, strict=True):
-            vectors[n] = vector
-        out: list[tuple[NoteRecord, list[ChunkRecord]]] = []
-        row = 0
-        for note, chunks in pending:
-            records = []
-            for chunk in chunks:
-                records.append(ChunkRecord(
-                    chunk_id=f"{note.path}#{chunk.index}", path=note.path, index=chunk.index,
-                    heading=chunk.heading, text=chunk.text, vector=vectors[row],
-                ))
-                row += 1
-            out.append((note_record(note, len(records)), records))
-        return out, len(new)
-
-    def _stored_vectors(self, paths: Sequence[str], before: Mapping[str, str]) -> dict[str, Vector]:
-        """The stored vectors of the edited notes among `paths`, by their embedding input (the
-        same input gives the same vector: the index identity pins the embedder)."""
-        edited = [path for path in paths if path in before]
-        if not edited:
-            return {}
-        return {
-            embedding_text(before[chunk.path], Chunk(chunk.index, chunk.heading, chunk.text)):
-            chunk.vector
-            for chunk in self._store().stored_chunks(edited)
-        }
-
     def _note(self, path: str, parsed: Parsed) -> Note:
-        note = parsed[path] = self._read(path, parsed.get(path))
+        note = parsed[path] = read_held(self.root, path, parsed.get(path))
         return note
-
-    def _read(self, path: str, held: Note | RawNote | None) -> Note:
-        """The note parsed: as held (parsed, or its bytes), or read now."""
-        if isinstance(held, Note):
-            return held
-        return read_note(self.root, path) if held is None else held.parse()
 
 
 def _wrote_text(report: SyncReport) -> bool:
     """Whether the sync wrote chunks with text (a delete writes none)."""
     return bool(report.added or report.changed or report.moved or report.meta_changed)
-
-
-def _order(paths: list[str], parsed: Parsed, building: bool) -> list[str]:
-    """The order notes are embedded in. A whole-vault sync: most recently modified first (the
-    notes a user is most likely to ask about; every note's words are searchable already).
-    Otherwise smallest first: a large note in the same batch delays none of the others."""
-    if building:
-        return sorted(paths, key=lambda p: (-_mtime(p, parsed), p))
-    return sorted(paths, key=lambda p: (_size(p, parsed), p))
-
-
-def _mtime(path: str, parsed: Parsed) -> int:
-    note = parsed.get(path)
-    return note.mtime_ns if note is not None else 0
-
-
-def _size(path: str, parsed: Parsed) -> int:
-    note = parsed.get(path)
-    return len(note.raw) if isinstance(note, RawNote) else note.size if note else 0

@@ -1,6 +1,6 @@
 """vaultmem model-call size benchmark: what embedding a large note N chunks per call costs.
 
-A large note is embedded in pieces of a few chunks (pipeline/indexer.py, LARGE_PIECE_CHUNKS) so
+A large note is embedded in pieces of a few chunks (pipeline/slices.py, LARGE_PIECE_CHUNKS) so
 that an edit waits for one short model call; this measures the large note's own throughput
 for 1, 2, 4 and 8 chunks per call, sizes interleaved (each round in a rotated order) so that
 the machine's load hits them alike. The texts: `--chunks` chunks of `scripts/bench bignote`'s

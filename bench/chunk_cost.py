@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench.eval_sets import VOK_VAULT
-from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import embedding_text, note_chunks
 from vaultmem.index.embedders import make_embedder
+from vaultmem.settings_params import embedder_options
 from vaultmem.vault.notes import parse_note
 
 

@@ -68,11 +68,11 @@ from bench.support import (
     p95,
 )
 from vaultmem.api.client import Client
-from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.errors import VaultmemError
 from vaultmem.index.base import SCHEMA_VERSION
 from vaultmem.index.embedders import SentenceTransformerEmbedder, make_embedder
+from vaultmem.settings_params import embedder_options
 from vaultmem_testing.bench_vault import (
     PoolChunk,
     SyntheticNote,

@@ -64,11 +64,12 @@ from bench.support import (
     p50,
     p95,
 )
-from vaultmem.app import App, embedder_options
+from vaultmem.app import App
 from vaultmem.config import Settings
 from vaultmem.core.chunking import chunk_markdown, embedding_text
 from vaultmem.index.base import Embedder
 from vaultmem.index.embedders import FakeEmbedder, SentenceTransformerEmbedder, make_embedder
+from vaultmem.settings_params import embedder_options
 from vaultmem.vault.notes import read_note
 from vaultmem.vault.scan import scan_vault
 from vaultmem_testing.bench_vault import (

@@ -48,11 +48,12 @@ from bench.eval_support import CachedEmbedder, embedding_note, mean, table
 from bench.eval_tldr import per_query_rows, run_language
 from bench.eval_tldr import report as report_tldr
 from bench.support import machine_lines, make_app
-from vaultmem.app import App, embedder_options
+from vaultmem.app import App
 from vaultmem.config import Settings
 from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.index.embedders import make_embedder
+from vaultmem.settings_params import embedder_options
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 K = 10

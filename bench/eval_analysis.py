@@ -36,7 +36,6 @@ from pathlib import Path
 
 from bench.eval_baselines import ndcg_at
 from bench.support import machine_lines
-from vaultmem.app import index_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import note_chunks
 from vaultmem.core.language_id import note_language
@@ -44,6 +43,7 @@ from vaultmem.index import analysis
 from vaultmem.index.base import ChunkRecord, NoteRecord, chunk_id_for
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.lance import LanceIndex
+from vaultmem.settings_params import index_options
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "tldr-multilingual"
 LANGS = ("en", "ru", "zh", "de", "fr", "es", "ja", "ko")

@@ -159,9 +159,9 @@ _NOW = _now()
 
 def bundled_embedders() -> dict[str, CachedEmbedder]:
     """Both bundled models (the default settings' options), each behind the eval's cache."""
-    from vaultmem.app import embedder_options
     from vaultmem.config import Settings
     from vaultmem.index.embedders import make_embedder
+    from vaultmem.settings_params import embedder_options
 
     options = embedder_options(Settings())
     embedders = {}

@@ -26,13 +26,13 @@ from bench.eval_baselines import METRICS
 from bench.eval_sets import build_locomo, load_vok, read_notes
 from bench.eval_support import CachedEmbedder, mean
 from bench.support import make_app
-from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.core.words import STOP_WORDS, content_words
 from vaultmem.engine.filters import SearchFilters
 from vaultmem.engine.search_context import query_context
 from vaultmem.errors import NoteError
 from vaultmem.index.embedders import make_embedder
+from vaultmem.settings_params import embedder_options
 from vaultmem.vault.notes import parse_note
 
 

@@ -21,9 +21,9 @@ from bench.eval_sets import NO_ANSWER, TLDR_CORPUS, load_tldr
 from bench.eval_support import CachedEmbedder, mean, table
 from bench.eval_tldr import auto_choice
 from bench.support import make_app
-from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.index.embedders import make_embedder
+from vaultmem.settings_params import embedder_options
 
 K = 10
 SEED = 1

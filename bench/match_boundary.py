@@ -20,10 +20,10 @@ from bench.eval_sets import NO_ANSWER, TLDR_LANGUAGES, load_tldr
 from bench.eval_support import CachedEmbedder
 from bench.eval_tldr import _vaultmem, auto_choice
 from bench.support import machine_lines, make_app
-from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.core.ranking import MATCH_THRESHOLD
 from vaultmem.index.embedders import make_embedder
+from vaultmem.settings_params import embedder_options
 
 NOW = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 AT = 1e-9  # "exactly at the threshold"

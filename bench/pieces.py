@@ -17,10 +17,10 @@ import time
 
 from bench.bignote import big_note_text
 from bench.support import load_average, machine_lines, now_utc
-from vaultmem.app import embedder_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import chunk_markdown, embedding_text
 from vaultmem.index.embedders import make_embedder
+from vaultmem.settings_params import embedder_options
 
 SIZES = (1, 2, 4, 8)
 

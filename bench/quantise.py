@@ -143,11 +143,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure only these variants beside fp32 (default: all)")
     args = parser.parse_args(argv)
 
-    from vaultmem.app import embedder_options
     from vaultmem.config import Settings
     from vaultmem.index.embedders import _model_source
     from vaultmem.index.model_files import read_model_files
     from vaultmem.index.onnx_cache import onnx_file
+    from vaultmem.settings_params import embedder_options
 
     settings = replace(Settings(), embedding_runtime="onnx")
     files = read_model_files(Path(_model_source(None)))

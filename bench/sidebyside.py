@@ -48,9 +48,9 @@ def chunk_texts(count: int) -> list[str]:
 
 
 def child(model: str, side_by_side: bool, count: int, out: Path) -> None:
-    from vaultmem.app import embedder_options
     from vaultmem.config import Settings
     from vaultmem.index.embedders import make_embedder
+    from vaultmem.settings_params import embedder_options
 
     embedder = make_embedder(model, embedder_options(Settings()))
     inner = getattr(embedder, "inner", embedder)

@@ -3,7 +3,8 @@
 * LanceDB, Arrow and the model runtime are imported only in `index/`.
 * Note files are read and written only in `vault/`: elsewhere a module calls no file read or
   write at all, except the few that own a file of their own (listed with that file below).
-* Settings are read only at the composition root (`app.py`) and where they are defined.
+* Settings are read only at the composition root (`app.py`, `settings_params.py`) and where
+  they are defined.
 * No lock is taken from outside its owner: a lock is an attribute of `self` only.
 * Parts are handed out by the composition root only: no `app.<part>`, no `<use case>.<part>`.
 
@@ -41,7 +42,7 @@ OWN_FILES = {
     "install/installer.py": "the systemd unit and launchd plist",
     "install/units.py": "the systemd unit and launchd plist (whose vault a unit runs)",
 }
-SETTINGS_ROOT = {"app.py", "config.py", "config_help.py"}
+SETTINGS_ROOT = {"app.py", "settings_params.py", "config.py", "config_help.py"}
 SETTINGS_NAMES = frozenset({"settings", "_settings"})
 
 
@@ -184,7 +185,7 @@ APP_PARTS = frozenset(f.name for f in fields(App))
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"__main__", "cli"}),  # the command line starts the daemon and the MCP bridge
     frozenset({"daemon", "mcp", "install"}),  # edges
-    frozenset({"app"}),  # the composition root
+    frozenset({"app", "settings_params"}),  # the composition root
     frozenset({"api"}),
     frozenset({"engine"}),  # the use cases
     frozenset({"pipeline"}),  # the index-writing pipeline (IndexSync flushes usage to the store)

@@ -3,10 +3,10 @@
 The CLI, the daemon and the MCP bridge get everything they use from here: the App (every part
 open, each use case given exactly the parts it uses in `build_app`; docs/architecture.md, "Who
 gets what"), its Api and, for the daemon, `DaemonParams`. Every default lives in
-`config.Settings`; the parameter objects below are filled from it and have no
-defaults of their own. Heavy parts are lazy: the LanceDB chunk index (1.5 s to import) is
-opened on first use and the embedding model loads on the first embedding, so commands that
-need neither stay instant.
+`config.Settings`; the parameter objects the parts take are filled from it (here for the
+daemon, in `settings_params.py` for the rest) and have no defaults of their own. Heavy parts
+are lazy: the LanceDB chunk index (1.5 s to import) is opened on first use and the embedding
+model loads on the first embedding, so commands that need neither stay instant.
 """
 
 from __future__ import annotations
@@ -22,22 +22,18 @@ from typing import TYPE_CHECKING, Any, Protocol
 from vaultmem.api.ops import Api
 from vaultmem.api.parts import ApiParts
 from vaultmem.config import AUTO_MODEL, Settings, VaultPaths
-from vaultmem.core.decay import DecayParams
-from vaultmem.core.decisions import Policy
 from vaultmem.core.json_types import JSON
 from vaultmem.core.language import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from vaultmem.core.memory import MEMORY_TYPES
-from vaultmem.core.reinforce import ReinforceParams
 from vaultmem.engine.consolidator import Consolidator
 from vaultmem.engine.filters import FilterIndex
 from vaultmem.engine.freshness import Freshness
 from vaultmem.engine.lifecycle import Lifecycle
 from vaultmem.engine.memory_admin import MemoryAdmin
-from vaultmem.engine.memory_updates import UpdateParams, Updates
+from vaultmem.engine.memory_updates import Updates
 from vaultmem.engine.model_choice import ModelInUse, choose_for_vault
 from vaultmem.engine.moves import Mover
 from vaultmem.engine.operation_log import OperationLog
-from vaultmem.engine.parts import EngineParams
 from vaultmem.engine.reconcile import Reconciler
 from vaultmem.engine.restore import Restorer
 from vaultmem.engine.search import Search
@@ -51,7 +47,7 @@ from vaultmem.engine.write_lane import WriteLane
 from vaultmem.errors import InvalidInput
 from vaultmem.index.base import Embedder, IndexOptions
 from vaultmem.index.catalog import Catalog
-from vaultmem.index.embedders import EmbedderOptions, make_embedder
+from vaultmem.index.embedders import make_embedder
 from vaultmem.index.identity import (
     forget_choice,
     identity_problem,
@@ -61,7 +57,14 @@ from vaultmem.index.identity import (
 )
 from vaultmem.pipeline.index_ports import Progress, ReindexResult
 from vaultmem.pipeline.index_sync import IndexSync
-from vaultmem.pipeline.indexer import Indexer, IndexerOptions
+from vaultmem.pipeline.indexer import Indexer
+from vaultmem.settings_params import (
+    embedder_options,
+    engine_params,
+    index_options,
+    indexer_options,
+    update_params,
+)
 from vaultmem.store.device import device_id
 from vaultmem.store.journal import UsageJournal
 from vaultmem.store.memory_store import MemoryStore
@@ -250,77 +253,6 @@ def start_command(paths: VaultPaths, config_path: Path | None) -> str:
     return shlex.join(parts)
 
 
-def decay_params(settings: Settings) -> DecayParams:
-    s = settings
-    return DecayParams(
-        model=s.decay_model, half_life_days=s.half_life_days, alpha=s.power_law_alpha,
-        beta=s.use_count_beta, two_component_weight=s.two_component_weight,
-        fast_lambda=s.two_component_fast_lambda, slow_lambda=s.two_component_slow_lambda,
-        type_half_lives=s.type_half_lives,
-    )
-
-
-def policy(settings: Settings) -> Policy:
-    s = settings
-    return Policy(
-        promote_threshold=s.promote_threshold, promote_min_uses=s.promote_min_uses,
-        promote_use_count=s.promote_fast_use_count,
-        promote_window_days=s.promote_fast_window_days, forget_threshold=s.forget_threshold,
-        forget_grace_hours=s.forget_grace_hours, max_active_memories=s.max_active_memories,
-    )
-
-
-def content_chars(settings: Settings) -> tuple[int, int]:
-    """The save gate's content limits (shortest, longest), which the MCP tools publish."""
-    return settings.min_content_chars, settings.max_content_chars
-
-
-def reinforce_params(settings: Settings) -> ReinforceParams:
-    s = settings
-    return ReinforceParams(
-        boost_step=s.boost_step, strength_max=s.strength_max,
-        cross_domain_threshold=s.cross_domain_threshold, review_low=s.review_band_low,
-        review_high=s.review_band_high, feedback_penalty=s.feedback_penalty,
-        spaced_use_hours=s.spaced_use_hours,
-    )
-
-
-def engine_params(settings: Settings, vault_name: str) -> EngineParams:
-    s = settings
-    return EngineParams(
-        vault_name=vault_name, decay=decay_params(s), policy=policy(s),
-        reinforce=reinforce_params(s), top_k=s.search_top_k, review_fraction=s.review_fraction,
-        related_links=s.related_links, memory_folder=s.memory_folder,
-        promoted_folder=s.promoted_folder, archive_folder=s.archive_folder,
-        cluster_threshold=s.cluster_threshold, cluster_max_size=s.cluster_max_size,
-        merge_cohesion=s.merge_cohesion, review_cohesion=s.review_cohesion,
-        near_duplicate_cosine=s.near_duplicate_cosine, min_content_chars=s.min_content_chars,
-        max_content_chars=s.max_content_chars, resave_window_hours=s.resave_window_hours,
-        similar_memory_cosine=s.similar_memory_cosine,
-    )
-
-
-def update_params(settings: Settings) -> UpdateParams:
-    return UpdateParams(update_cosine=settings.update_cosine,
-                        auto_supersede=settings.auto_supersede,
-                        memory_folder=settings.memory_folder)
-
-
-def index_options(settings: Settings) -> IndexOptions:
-    s = settings
-    return IndexOptions(optimize_every=s.optimize_every_writes, index_cache_mb=s.index_cache_mb,
-                        metadata_cache_mb=s.metadata_cache_mb)
-
-
-def embedder_options(settings: Settings) -> EmbedderOptions:
-    s = settings
-    return EmbedderOptions(
-        runtime=s.embedding_runtime, cache=s.model_cache(), query_prompt=s.embedding_query_prompt,
-        passage_prompt=s.embedding_passage_prompt, threads=s.embedding_threads,
-        batch_size=s.embedding_batch_size,
-    )
-
-
 def prepare_model(settings: Settings) -> str:
     """Load the configured model once, making its ONNX files if it has none yet (scripts/setup
     does this, so that the daemon's first start does not wait for them); `auto` prepares both
@@ -333,11 +265,6 @@ def prepare_model(settings: Settings) -> str:
         embedder.embed_query("ready")
         ready.append(f"{embedder.name} on {getattr(embedder, 'runtime', 'its own runtime')}")
     return "; ".join(ready)
-
-
-def indexer_options(settings: Settings) -> IndexerOptions:
-    s = settings
-    return IndexerOptions(chunk_max_chars=s.chunk_max_chars, chunk_min_chars=s.chunk_min_chars)
 
 
 def resolve_model(settings: Settings, root: Path, rules: IgnoreRules,

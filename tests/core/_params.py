@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from vaultmem.app import decay_params, policy, reinforce_params
 from vaultmem.config import Settings
 from vaultmem.core.decay import DecayParams
 from vaultmem.core.decisions import Policy
 from vaultmem.core.reinforce import ReinforceParams
+from vaultmem.settings_params import decay_params, policy, reinforce_params
 
 DEFAULTS = Settings()
 

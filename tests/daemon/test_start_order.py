@@ -14,7 +14,7 @@ from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.client import Client
 from vaultmem.app import build_app, daemon_params
 from vaultmem.config import load_settings
-from vaultmem.daemon import run
+from vaultmem.daemon import first_answers
 from vaultmem.daemon.run import Daemon
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem_testing.daemon import wait_until
@@ -85,7 +85,8 @@ def test_on_an_empty_index_the_first_index_starts_while_the_model_loads(
     """Nothing to answer from yet: the first index starts at once (answers say how far it
     got), not after the model's load: it scans, plans and counts the notes meanwhile (its
     words pass then needs the vectors' width, so waits for the load, ~0.3 s)."""
-    monkeypatch.setattr(run, "MODEL_WAIT_S", 10 * WAIT_S)  # no timeout lets it start either
+    # no timeout lets it start either
+    monkeypatch.setattr(first_answers, "MODEL_WAIT_S", 10 * WAIT_S)
     embedder = HeldLoad()
     daemon = _daemon(tmp_path, embedder, indexed=False)
     daemon.start()
@@ -154,7 +155,7 @@ def test_the_watcher_and_the_reconcile_start_after_the_searches_that_waited(
 def test_a_search_that_does_not_end_holds_the_start_up_work_back_only_so_long(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(run, "FIRST_ANSWERS_WAIT_S", 0.3)
+    monkeypatch.setattr(first_answers, "FIRST_ANSWERS_WAIT_S", 0.3)
     daemon = _daemon(tmp_path, FakeEmbedder(), indexed=True)
     inside, let_go = _hold_searches(monkeypatch, daemon)
     daemon.start()

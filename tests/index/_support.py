@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from vaultmem.app import index_options
 from vaultmem.config import Settings
 from vaultmem.index.base import ChunkRecord, NoteRecord, chunk_id_for
 from vaultmem.index.embedders import FakeEmbedder
+from vaultmem.settings_params import index_options
 
 EMBEDDER = FakeEmbedder(64)
 OPTIONS = index_options(Settings())  # the index as the app opens it by default

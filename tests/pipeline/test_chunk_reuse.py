@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from tests.pipeline.test_indexer import CountingStore, write
-from vaultmem.app import indexer_options
 from vaultmem.config import Settings
 from vaultmem.index.base import Vector
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.pipeline.indexer import Indexer
+from vaultmem.settings_params import indexer_options
 from vaultmem.vault.ignore import IgnoreRules
 
 pytestmark = pytest.mark.timeout(120)

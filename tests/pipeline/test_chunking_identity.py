@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import note_chunks
 from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.lance import LanceIndex
 from vaultmem.pipeline.indexer import Indexer
+from vaultmem.settings_params import index_options, indexer_options
 from vaultmem.vault.ignore import IgnoreRules
 
 pytestmark = pytest.mark.timeout(120)

@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from vaultmem.app import index_options, indexer_options
 from vaultmem.config import Settings
 from vaultmem.errors import Stopping
 from vaultmem.index.analysis import note_terms
@@ -27,6 +26,7 @@ from vaultmem.index.lance import LanceIndex
 from vaultmem.index.upkeep import Occasion
 from vaultmem.pipeline.indexer import Indexer
 from vaultmem.pipeline.words_first import words_only
+from vaultmem.settings_params import index_options, indexer_options
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note
 from vaultmem.vault.parse_apart import ApartMap

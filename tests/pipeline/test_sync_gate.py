@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from vaultmem.app import indexer_options
 from vaultmem.config import Settings
 from vaultmem.core.chunking import Chunk, note_chunks
 from vaultmem.errors import Stopping
@@ -24,6 +23,7 @@ from vaultmem.pipeline.note_batches import LARGE_NOTE_BYTES
 from vaultmem.pipeline.progress import IDLE
 from vaultmem.pipeline.slices import LARGE_PIECE_CHUNKS, SLICE_CHUNKS
 from vaultmem.pipeline.sync_gate import SyncGate
+from vaultmem.settings_params import indexer_options
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, RawNote
 

@@ -337,8 +337,9 @@ def run(ctx: Context, log_level: str) -> None:
               type=click.Choice(["debug", "info", "warning", "error"]))
 def mcp(ctx: Context, log_level: str) -> None:
     """Serve the memory tools to an MCP client over stdio (talks to the running daemon)."""
-    from vaultmem.app import content_chars, start_command
+    from vaultmem.app import start_command
     from vaultmem.mcp.bridge import Bridge, serve_stdio
+    from vaultmem.settings_params import content_chars
 
     paths = ctx.paths
     serve_stdio(Bridge(paths.vault, paths.data_dir, start_command(paths, ctx.config_path),

@@ -7,7 +7,8 @@ the first searches are answered → watcher → scheduler → start-up reconcili
 reports its progress). Stop order is the reverse, with a last flush of pending usage writes,
 then the parts are closed. All index writes go through the one index writer (`IndexSync`),
 so the watcher, the scheduler and API calls never write concurrently; the scheduled sweep,
-reconcile and consolidation are operations of the daemon's Api (`Api.run_job`), which runs
+reconcile and consolidation are operations of the daemon's Api (`Api.run_job`; the jobs
+and when each has work: daemon/jobs.py), which runs
 them in the write lane the requests that move notes hold and records them for `undo`
 (api/operations.py), so a job and a request never interleave. At stop, a sync under way (a
 large note, the first index) ends at its next embedding piece, and the next start indexes
@@ -24,7 +25,6 @@ import signal
 import socket
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from types import FrameType
@@ -35,6 +35,7 @@ from vaultmem.api.auth import load_or_create_token
 from vaultmem.api.server import ApiServer
 from vaultmem.app import DaemonParams, DaemonParts
 from vaultmem.daemon.debounce import AfterQuiet
+from vaultmem.daemon.first_answers import FirstAnswers
 from vaultmem.daemon.indexing_status import IndexingStatus, ProgressLog, finished_report
 from vaultmem.daemon.lock import VaultLock
 from vaultmem.daemon.native import Trimmer, resume_gc, tune_malloc
@@ -62,8 +63,6 @@ DAEMON_FILE = "daemon.json"
 # once the index is open and the model loaded: before, the start's threads are long stretches of
 # Python (imports) that handed the GIL back and forth 10x as often, for nothing (a slower start).
 SWITCH_INTERVAL_S = 0.0005
-MODEL_WAIT_S = 5.0  # the start-up reconcile waits this long at most for the model
-FIRST_ANSWERS_WAIT_S = 2.0  # and this long at most for the calls in flight once it is loaded
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 TRIM_EVERY_S = 10.0  # freed heap goes back to the system at most this often after writes
 
@@ -81,15 +80,14 @@ class Daemon:
         self.writer = WriterLock(parts.root, DAEMON, self.data_dir,  # the vault's, per machine
                                  started=datetime.now(UTC))
         self.progress = IndexingStatus()
-        self._model_loaded = threading.Event()
         self._parts_lock = threading.Lock()  # the watcher's and scheduler's start and stop
         self.started_at = datetime.now(UTC)
         self._stop = StopFlag()
+        self._first_answers = FirstAnswers(parts, self._stop)  # daemon/first_answers.py
         self._signalled = 0  # the last SIGINT/SIGTERM received (stopped_by_signals)
         self._signal_wakeups: socket.socket | None = None  # their numbers, as they arrive
         self._threads: list[threading.Thread] = []
         self.failure: str | None = None  # why the daemon stopped itself (exit code 1)
-        self._consolidated_at: str | None = None
         self._trimmer = Trimmer(TRIM_EVERY_S)
         # the requests' Api, which also runs the scheduled jobs that write (`Api.run_job`)
         self.api = parts.api(daemon_status=self.status, reindex=self.reindex)
@@ -275,10 +273,11 @@ class Daemon:
         answered; start the watcher and the scheduler; then remove temp files an interrupted
         write left behind, replay pending usage writes and reconcile the index with the vault
         (no change goes unseen: what changed before the watcher ran, the reconcile finds)."""
-        self._spawn("vaultmem-model", self._load_model)
-        if self._open_index():  # searchable now: the first search goes before the reconcile
-            self._wait_for(self._model_loaded, MODEL_WAIT_S)
-            self._let_first_answers_go()
+        first = self._first_answers
+        self._spawn("vaultmem-model", first.load_model)
+        if first.open_index():  # searchable now: the first search goes before the reconcile
+            first.wait_for_model()
+            first.let_go(self.server)
         # from here threads take turns often: a request is not held up behind a long sync
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         resume_gc()
@@ -300,53 +299,6 @@ class Daemon:
         except Exception as exc:
             log.exception("start-up indexing failed")
             self.progress.error = str(exc)
-
-    def _let_first_answers_go(self) -> None:
-        """Wait (FIRST_ANSWERS_WAIT_S at most) until no call is in flight: a search sent
-        while the daemon started waited for the index and the model, and is answered sooner
-        without the watcher's start, the scheduler's and the reconcile beside it."""
-        if self.server is not None and not self._stop.is_set():
-            self.server.calls.wait_idle(FIRST_ANSWERS_WAIT_S)
-
-    def _load_model(self) -> None:
-        """Load the model now, not on the first search (on the inference thread, while the
-        start-up thread opens the index: ~0.3 s for the ONNX runtime, several for torch)."""
-        try:
-            if not self._stop.is_set():
-                _ = self.parts.embedder.dim
-        except Exception:
-            log.exception("loading the embedding model failed")
-        finally:
-            self._model_loaded.set()
-
-    # The first search needs the index open and the model loaded; the start-up reconcile needs
-    # neither at first (it compares the vault with the catalog). All three are mostly Python
-    # holding the interpreter lock, so on an index with chunks to search the reconcile waits:
-    # run beside them, it delayed the first answer by ~0.2-0.4 s (docs/benchmarks.md, "A light
-    # daemon"). So do the watcher's and the scheduler's start (and their imports), until the
-    # searches sent meanwhile are answered: nothing is missed, the reconcile after them finds
-    # what changed before the watcher ran. An empty index (a first start, a rebuild) has
-    # nothing to answer from: its reconcile, the first index, starts at once, and answers say
-    # how far it got.
-    def _open_index(self) -> bool:
-        """Open the index and load what searches read (importing LanceDB is most of it);
-        whether it has chunks to search. A failure is left to the reconcile, which meets it
-        again and reports it."""
-        try:
-            return self.parts.index().warm() > 0
-        except Exception as exc:
-            log.debug("opening the index at start failed: %s", exc)
-            return False
-
-    def _wait_for(self, event: threading.Event, limit_s: float) -> bool:
-        """Whether `event` was set within `limit_s`; False at once if the daemon stops
-        meanwhile. The model is waited for MODEL_WAIT_S at most: torch takes seconds, and a
-        first start exports the ONNX file (minutes)."""
-        deadline = time.monotonic() + limit_s
-        while not event.wait(0.1):
-            if self._stop.is_set() or time.monotonic() > deadline:
-                return False
-        return True
 
     def _on_batch(self, paths: set[str]) -> None:
         if not self._stop.is_set():
@@ -373,32 +325,10 @@ class Daemon:
         return self.watcher is not None and self.watcher.busy()
 
     def _jobs(self) -> list[Job]:
-        from vaultmem.daemon.scheduler import Job
+        from vaultmem.daemon.jobs import daemon_jobs
 
-        p, api, catalog, journal = self.params, self.api, self.parts.catalog, self.parts.journal
-        return [
-            Job("flush", p.flush_every_s, self.flush, should_run=lambda: len(journal) > 0),
-            Job("sweep", p.sweep_every_s, lambda: api.run_job("sweep", {"dry_run": False})),
-            Job("reconcile", p.reconcile_every_s,
-                lambda: api.run_job("reconcile", {"apply": True}),
-                should_run=lambda: bool(catalog.duplicate_ids())),
-            Job("consolidate", p.consolidate_every_s, self._consolidate,
-                should_run=self._memories_changed),
-            Job("optimize", p.optimize_every_s, lambda: self._optimize(Occasion.SCHEDULED),
-                should_run=lambda: self.parts.index.is_open, pausable=False),  # writes no note
-        ]
-
-    def _memories_changed(self) -> bool:
-        """Consolidation only has new work when some memory changed since its last run."""
-        return self.parts.catalog.memory_fingerprint() != self._consolidated_at
-
-    def _consolidate(self) -> object:
-        """The memories' fingerprint is read before the run: a memory saved while it ran is
-        consolidated at the next run (and after merges, the next run finds nothing to do)."""
-        before = self.parts.catalog.memory_fingerprint()
-        result = self.api.run_job("consolidation")
-        self._consolidated_at = before
-        return result
+        return daemon_jobs(self.params, self.parts, self.api, flush=self.flush,
+                           optimize=self._optimize)
 
     def _optimize_when_settled(self) -> None:
         if self.scheduler is not None and not self._stop.is_set():

@@ -1,6 +1,6 @@
 """What the use cases are built from besides their objects: the tunables and the index seam.
 
-`app.engine_params` fills `EngineParams` from Settings (which holds every default); the
+`settings_params.engine_params` fills `EngineParams` from Settings (which holds every default); the
 composition root hands each use case the parts it uses (docs/architecture.md, "Who gets
 what"). `SearchIndex` is what the use cases need of the chunk index: `app.LazyIndex` opens
 LanceDB on its first call, so a part that may never search takes the opener, not the index.
@@ -36,8 +36,8 @@ IndexOpener = Callable[[], SearchIndex]  # the chunk index, opened on first use
 
 @dataclass(frozen=True)
 class EngineParams:
-    """The use cases' tunables; `app.engine_params` fills them from Settings, which holds the
-    defaults."""
+    """The use cases' tunables; `settings_params.engine_params` fills them from Settings,
+    which holds the defaults."""
 
     vault_name: str
     decay: DecayParams

@@ -29,6 +29,7 @@ import unicodedata
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
+from vaultmem.core.language_id import script_of
 from vaultmem.core.words import english_keys
 
 #: Snowball's name for each language that has a stemmer (PyStemmer's algorithms).
@@ -135,19 +136,16 @@ def _stems(stemmer: Any, words: list[str]) -> list[str]:
 
 #: The script each stemmer's words are written in (the others': Latin).
 _SCRIPTS = {"ru": "cyrillic", "el": "greek", "ar": "arabic"}
+#: The language judge's scripts (core/language_id.py `script_of`) as `_SCRIPTS` names them;
+#: the others are told apart by `CJK`.
+_NAMED = {"latin": "latin", "cyrillic": "cyrillic", "el": "greek", "ar": "arabic"}
 
 
 def _script(word: str) -> str:
     """The script of a word's first letter, as `_SCRIPTS` names them ("cjk" for CJK)."""
-    code = ord(word[0])
-    if code < 0x250:
-        return "latin"
-    if 0x400 <= code < 0x530:
-        return "cyrillic"
-    if 0x370 <= code < 0x400:
-        return "greek"
-    if 0x600 <= code < 0x700:
-        return "arabic"
+    script = _NAMED.get(script_of(ord(word[0])))
+    if script is not None:
+        return script
     return "cjk" if CJK.match(word) else "other"
 
 

@@ -12,9 +12,9 @@ from vaultmem.core.relevance import (
     evidence,
     name_match,
     name_matches,
+    neighbours_at,
     propagate,
     thread_key,
-    thread_neighbour_map,
     thread_neighbours,
     thread_of,
     word_evidence,
@@ -119,9 +119,9 @@ def test_propagate_is_the_documented_formula(scores: dict[str, float],
 
 @given(st.lists(st.text("abc", min_size=1, max_size=4), unique=True, max_size=12),
        st.integers(0, 4))
-def test_thread_neighbour_map_is_thread_neighbours_of_each_note(thread: list[str],
-                                                               width: int) -> None:
-    found = thread_neighbour_map(thread, width)
+def test_neighbours_at_a_place_are_thread_neighbours_of_its_note(thread: list[str],
+                                                                 width: int) -> None:
+    found = {path: neighbours_at(thread, here, width) for here, path in enumerate(thread)}
     assert list(found) == thread
     assert all(found[path] == thread_neighbours(thread, path, width) for path in thread)
 

@@ -170,18 +170,14 @@ def thread_neighbours(
         here = thread.index(path)
     except ValueError:
         return []
+    return neighbours_at(thread, here, width)
+
+
+def neighbours_at(thread: Sequence[str], here: int, width: int) -> list[tuple[str, int]]:
+    """`thread_neighbours` of the note at place `here` (a caller that knows the place skips
+    the search for it along the thread)."""
     low, high = max(0, here - width), min(len(thread), here + width + 1)
     return [(thread[i], abs(i - here)) for i in range(low, high) if i != here]
-
-
-def thread_neighbour_map(thread: Sequence[str], width: int) -> dict[str, list[tuple[str, int]]]:
-    """`thread_neighbours` of every note of `thread` at once (its notes are distinct)."""
-    size = len(thread)
-    return {
-        path: [(thread[i], abs(i - here))
-               for i in range(max(0, here - width), min(size, here + width + 1)) if i != here]
-        for here, path in enumerate(thread)
-    }
 
 
 def propagate(

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from vaultmem.core.function_words import for_query
 from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
-from vaultmem.core.relevance import WordKeys, thread_key, thread_neighbours, thread_of
+from vaultmem.core.relevance import WordKeys, neighbours_at, thread_key, thread_of
 from vaultmem.index.analysis import STEMMERS, word_keys
 from vaultmem.index.catalog import Catalog
 
@@ -32,6 +32,7 @@ _NEIGHBOURS_KEPT = 200_000  # notes whose neighbours are kept, over every thread
 _ThreadRule = tuple[bool, int, float, int]
 _Neighbours = Sequence[tuple[str, int]]
 _Key = tuple[str, str, str]
+_Thread = tuple[list[str], dict[str, int]]
 #: A catalogued note's names and the word keys of its language (None: English's).
 _Note = tuple[tuple[str, ...], WordKeys | None]
 
@@ -49,8 +50,8 @@ class QueryContexts:
         self._neighbours: dict[_ThreadRule, dict[str, _Neighbours | None]] = {}
         # folder -> the paths of its notes whose neighbours are kept (under any rule)
         self._by_folder: dict[str, set[str]] = {}
-        # folder -> (rule, thread key) -> the thread's notes in order
-        self._threads: dict[str, dict[tuple[_ThreadRule, _Key], list[str]]] = {}
+        # folder -> (rule, thread key) -> the thread's notes in order, and each one's place
+        self._threads: dict[str, dict[tuple[_ThreadRule, _Key], _Thread]] = {}
 
     def __call__(self, query: str, signals: Mapping[str, NoteSignals],
                  params: RankingParams = DEFAULT_RANKING) -> QueryContext:
@@ -134,24 +135,26 @@ class QueryContexts:
             if key is None:
                 known[path] = None
                 continue
-            known[path] = thread_neighbours(self._thread(key, rule, params), path,
-                                            params.thread_width)
+            thread, places = self._thread(key, rule, params)
+            here = places.get(path)
+            known[path] = ([] if here is None
+                           else neighbours_at(thread, here, params.thread_width))
             self._by_folder.setdefault(key[0], set()).add(path)
 
-    def _thread(self, key: _Key, rule: _ThreadRule, params: RankingParams) -> list[str]:
+    def _thread(self, key: _Key, rule: _ThreadRule, params: RankingParams) -> _Thread:
         """The notes of `key`'s thread in order (none: its folder reads as no thread), kept
         until a note of its folder changes. A note's neighbours are looked up in it when asked
         for: a folder of a thousand short notes, listed again after each write of an index,
         cost a search the neighbours of all of them."""
         threads = self._threads.setdefault(key[0], {})
-        thread = threads.get((rule, key))
-        if thread is None:
+        found = threads.get((rule, key))
+        if found is None:
             short = self._catalog.paths_in_folder(
                 key[0], key[1], max_chunks=params.thread_max_chunks, memories=False)
             thread = (thread_of(short, key, any_name=params.thread_any_name)
                       if _mostly_short(self._catalog, key, short, params) else [])
-            threads[(rule, key)] = thread
-        return thread
+            found = threads[(rule, key)] = (thread, {p: i for i, p in enumerate(thread)})
+        return found
 
 
 def query_context(

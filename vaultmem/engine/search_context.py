@@ -18,6 +18,7 @@ a slow search's time beside a first index (docs/benchmarks.md).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 
 from vaultmem.core.function_words import for_query
@@ -50,12 +51,19 @@ class QueryContexts:
         self._neighbours: dict[_ThreadRule, dict[str, _Neighbours | None]] = {}
         # folder -> the paths of its notes whose neighbours are kept (under any rule)
         self._by_folder: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
         # folder -> (rule, thread key) -> the thread's notes in order, and each one's place
         self._threads: dict[str, dict[tuple[_ThreadRule, _Key], _Thread]] = {}
 
     def __call__(self, query: str, signals: Mapping[str, NoteSignals],
                  params: RankingParams = DEFAULT_RANKING) -> QueryContext:
-        """The QueryContext of `signals`' notes."""
+        """The QueryContext of `signals`' notes (one search at a time: a search that forgets
+        what a write changed must not pull a note from under another's look-up)."""
+        with self._lock:
+            return self._context(query, signals, params)
+
+    def _context(self, query: str, signals: Mapping[str, NoteSignals],
+                 params: RankingParams) -> QueryContext:
         self._follow_catalog()
         notes = self._notes
         if any(path not in notes for path in signals):

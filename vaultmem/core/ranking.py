@@ -14,13 +14,12 @@ from vaultmem.core.relevance import (
     COSINE_NONE,
     NO_NAME_MATCH,
     NameMatch,
-    WordKeys,
-    english_keys,
     evidence,
     name_matches,
     propagate,
     word_evidences,
 )
+from vaultmem.core.words import WordKeys, english_keys
 
 # Memory-factor curve: 0.5 at score 0, ≈0.99 for a fresh memory (score 1), → 1.0 above.
 # Each value below was chosen with scripts/eval on its development queries (docs/benchmarks.md).

@@ -25,12 +25,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from vaultmem.core.function_words import ENGLISH, FunctionWords
-from vaultmem.core.words import KeyGroups, content_keys, fold, has_cjk, words
-
-# the word keys the signals take; core/ranking.py and engine/search_context.py import them
-# from here
-from vaultmem.core.words import WordKeys as WordKeys
-from vaultmem.core.words import english_keys as english_keys
+from vaultmem.core.words import (
+    KeyGroups,
+    WordKeys,
+    content_keys,
+    english_keys,
+    fold,
+    has_cjk,
+    words,
+)
 
 _THREAD_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?=$|[ T_.-])")
 # A sequence number in a name: digits alone or after at most two letters (`12`, `t003`, `D3`),

@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 
 from vaultmem.core.function_words import for_query
 from vaultmem.core.ranking import DEFAULT_RANKING, NoteSignals, QueryContext, RankingParams
-from vaultmem.core.relevance import WordKeys, neighbours_at, thread_key, thread_of
+from vaultmem.core.relevance import neighbours_at, thread_key, thread_of
+from vaultmem.core.words import WordKeys
 from vaultmem.index.analysis import STEMMERS, word_keys
 from vaultmem.index.catalog import Catalog
 

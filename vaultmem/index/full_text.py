@@ -34,12 +34,14 @@ from typing import Any
 import pyarrow as pa
 
 from vaultmem.core.ranking import ChunkHit
+from vaultmem.index import analysis
 from vaultmem.index import tables as tb
 from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_overrides
 from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 
 with lazy_packages(), deferred_models(), marked_overrides():
     from lancedb.background_loop import LOOP
+    from lancedb.index import FTS
     from lancedb.query import BooleanQuery, FullTextOperator, MatchQuery, MultiMatchQuery, Occur
 
 TITLE_BOOST = 0.5
@@ -200,3 +202,17 @@ def _broad(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
     if len(kept) >= wanted or len(found) < depth:  # enough, or every match was seen
         return kept
     return hits(chunks, matrix, terms, k, tb.in_list("path", allowed), indexed_text=indexed_text)
+
+
+def make_indexes(chunks: Any) -> bool:
+    """Create the full-text indexes the chunks table lacks; whether the text's was made."""
+    indexed = {column for config in chunks.list_indices() if config.index_type == "FTS"
+               for column in config.columns}
+    for column in tb.FTS_COLUMNS:
+        if column not in indexed:
+            chunks.create_index(column, config=FTS(), replace=True)
+    if tb.TERMS_COLUMN not in indexed:  # analysed already: split on spaces, no more
+        chunks.create_index(tb.TERMS_COLUMN, replace=True, config=FTS(
+            base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
+            ascii_folding=False, max_token_length=analysis.MAX_TERM_CHARS * 2))
+    return tb.FTS_COLUMNS[0] not in indexed

@@ -49,6 +49,9 @@ pa.set_memory_pool(pa.system_memory_pool())
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
 #: Rows with text written since the last optimise beyond which a search scans their names only.
 FLAT_TEXT_ROWS = 512
+#: Rows written since the title index took them in beyond which a write remakes it (~0.2 s at
+#: 30k rows): a scan of their titles cost each search ~50-300 ms in a first index's words pass.
+TITLE_ROWS = 2048
 
 
 class _Unusable(Exception):
@@ -79,6 +82,7 @@ class LanceIndex:
         self._fts_ready = False
         self._writes_since_optimize = 0
         self._unindexed_text = 0  # rows with text the text index has not taken in yet
+        self._untitled = 0  # rows the title index has not taken in yet
         #: called (outside the locks) after a full-text search that scanned rows written
         #: since the last optimise: the daemon optimises once searches pause (upkeep.py)
         self.on_pile_searched: Callable[[], object] | None = None
@@ -241,6 +245,7 @@ class LanceIndex:
                     self._dim = tb.vector_dim(created.schema)
                 elif new_chunks is not None:
                     self._unindexed_text += tb.with_text(new_chunks)
+                    self._untitled += new_chunks.num_rows
                 self._writes_since_optimize += wrote
                 if self._matrix is not None:
                     self._matrix.remove_paths(remove)
@@ -249,8 +254,19 @@ class LanceIndex:
                 self._publish()
             if created is not None:
                 self.ensure_fts_index()  # (a search need never wait for a write to make them)
+            elif self._untitled > TITLE_ROWS and self._fts_ready:
+                self._remake_title_index()
             if wrote:
                 self.upkeep(Occasion.WRITE)
+
+    def _remake_title_index(self) -> None:
+        """The title index remade over every row (held: the writers' lock), searches going
+        on: the full-text search then scans no waiting row's title (full_text.py)."""
+        with _storage_errors():
+            full_text.make_title_index(self._chunks)
+        with self._lock, _storage_errors():
+            self._untitled = 0
+            self._publish()
 
     def clear(self) -> None:
         """Delete every chunk: the index is rebuilt from the vault. A rebuild this index made
@@ -259,7 +275,7 @@ class LanceIndex:
             if self._chunks is not None and self._chunks.count_rows():
                 self._chunks.delete("true")
                 self._writes_since_optimize += 1
-            self._matrix, self._unindexed_text = None, 0
+            self._matrix, self._unindexed_text, self._untitled = None, 0, 0
             self._publish()
             self.rebuilt_reason = None
 
@@ -330,9 +346,9 @@ class LanceIndex:
                 with _storage_errors():
                     chunks.optimize(cleanup_older_than=tb.versions_kept(
                         chunks, reading, KEEP_OLD_VERSIONS))
-                    stored = _row_ids(chunks)
+                    stored = tb.row_ids(chunks)  # (no write comes between)
             with self._lock, _storage_errors():
-                self._writes_since_optimize = self._unindexed_text = 0
+                self._writes_since_optimize = self._unindexed_text = self._untitled = 0
                 self.ensure_fts_index()
                 if stored is not None and self._matrix is not None:
                     self._matrix.set_row_ids(*stored)
@@ -349,7 +365,7 @@ class LanceIndex:
             text_indexed = full_text.make_indexes(self._chunks)
             with self._lock:
                 if text_indexed:  # the text index, made now, holds every row
-                    self._unindexed_text = 0
+                    self._unindexed_text = self._untitled = 0
                 self._fts_ready = True
                 self._publish()
 
@@ -368,14 +384,6 @@ class LanceIndex:
         with self._write_lock, self._lock:  # after a running optimise
             self._chunks = self._reads = self._db = None
             self._matrix = None
-
-
-def _row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
-    """Every stored row's id, chunk id and path: an optimise gives the rows new ids. Read
-    outside the searches' lock; no write comes between, as the caller holds the writers'."""
-    rows = table.search().select(["chunk_id", "path"]).with_row_id(True).to_arrow()
-    return (rows.column("_rowid").to_pylist(), rows.column("chunk_id").to_pylist(),
-            rows.column("path").to_pylist())
 
 
 def _short(exc: BaseException) -> str:

@@ -149,6 +149,13 @@ def fts_terms(query: str) -> str:
 
 
 
+def row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
+    """Every stored row's id, chunk id and path (an optimise gives the rows new ids)."""
+    rows = table.search().select(["chunk_id", "path"]).with_row_id(True).to_arrow()
+    return (rows.column("_rowid").to_pylist(), rows.column("chunk_id").to_pylist(),
+            rows.column("path").to_pylist())
+
+
 def fragments(table: Any) -> int:
     return int(table.stats()["fragment_stats"]["num_fragments"])
 

@@ -63,7 +63,8 @@ class Catalog:
         self._db.executescript(_SCHEMA)
         self._listeners: list[Listener] = []
         # What every search asks for (its candidates' names, their folders' notes), kept until
-        # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`).
+        # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`); the
+        # folder listings follow this catalog's own writes (folder_lists.py).
         self._names: dict[str, tuple[str, ...]] = {}
         self._note_languages: dict[str, str] = {}  # filled with the names
         self._folders = FolderLists()  # kept across this catalog's writes (folder_lists.py)

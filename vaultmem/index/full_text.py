@@ -21,7 +21,12 @@ is cheap, and each row keeps the better of its two scores. An indexed row scores
 high in the first (its names and terms are in both), so the indexed rows' scores and order are
 those of the plain query, and a row just written is found by its names, never lost.
 
-Not locked: LanceIndex calls these holding its lock.
+The indexes are made here too (`make_indexes`, when the table is made), and the title index
+made again over every row once many rows wait for it (`make_title_index`): a search then scans
+no waiting row's title, which cost each search 50-300 ms through a first index's words pass.
+
+Not locked: LanceIndex calls the searches holding its searches' lock, and the index making
+holding its writers' lock (searches go on, reading the version published before it).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from vaultmem.app import App
 from vaultmem.index import analysis, full_text
 from vaultmem.index import tables as tb
 from vaultmem.index.embedders import FakeEmbedder
-from vaultmem.index.lance import KEEP_OLD_VERSIONS, LanceIndex, _row_ids
+from vaultmem.index.lance import KEEP_OLD_VERSIONS, LanceIndex
 from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_overrides
 from vaultmem.index.upkeep import Occasion
 from vaultmem_testing.queries import QUERIES
@@ -118,7 +118,7 @@ def optimise_parts(base: Base, writes: int) -> None:
 
 
 def own_part(lance: LanceIndex) -> None:
-    stored = _row_ids(lance._chunks)
+    stored = tb.row_ids(lance._chunks)
     matrix = lance._ensure_matrix()
     if matrix is not None:
         matrix.set_row_ids(*stored)

@@ -146,3 +146,32 @@ def test_best_scores_carries_the_columns_of_each_rows_better_score() -> None:
     merged = full_text.best_scores(first, second, 3, ("text",))
     assert merged.column("_rowid").to_pylist() == [2, 1, 3]
     assert merged.column("text").to_pylist() == ["two-second", "one-first", "three-second"]
+
+
+def _unindexed(index: LanceIndex) -> dict[str, int]:
+    return {config.columns[0]: config.num_unindexed_rows
+            for config in index._chunks.list_indices() if config.index_type == "FTS"}
+
+
+@pytest.mark.parametrize("limit", [3, 4])
+def test_a_write_past_the_title_limit_remakes_the_title_index_and_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """More rows than TITLE_ROWS out of the title index: the write remakes it (a search scans
+    no waiting row's title, which cost up to 300 ms a search in a first index's words pass);
+    the text waits for the optimise as before, and the same rows rank alike."""
+    index = _index(tmp_path)
+    monkeypatch.setattr(lance, "FLAT_TEXT_ROWS", 0)
+    indexed_before = _scores(index, "kitten memory review deadline")
+    monkeypatch.setattr(lance, "TITLE_ROWS", limit)
+    index.apply(upserts=[note(path, body) for path, body in NEW.items()])  # 4 rows
+    remade = limit < 4
+    assert _unindexed(index) == {"text": 4, "title": 0 if remade else 4, "terms": 4}
+    assert index._untitled == (0 if remade else 4)
+    assert _paths(index, "tomatoes")[0] == "garden/tomatoes.md"  # by its name, either way
+    assert _paths(index, "heirloom seedlings suckers") == []  # its text waits
+    assert _scores(index, "kitten memory review deadline") == indexed_before
+    index.optimize()
+    assert _unindexed(index) == {"text": 0, "title": 0, "terms": 0}
+    assert set(_paths(index, "heirloom seedlings suckers")) == {"garden/tomatoes.md"}
+    index.close()

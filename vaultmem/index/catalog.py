@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmem.index.base import SCHEMA_VERSION, NoteRecord, names_of
+from vaultmem.index.folder_lists import FolderLists, Key, Listed
 
 _COLUMNS = (
     "path", "file_hash", "body_hash", "title", "tags", "aliases", "links", "note_id",
@@ -62,10 +63,11 @@ class Catalog:
         self._db.executescript(_SCHEMA)
         self._listeners: list[Listener] = []
         # What every search asks for (its candidates' names, their folders' notes), kept until
-        # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`).
+        # a note changes: here (`apply`, `reset`) or in another process (`_check_memos`); the
+        # folder listings follow this catalog's own writes (folder_lists.py).
         self._names: dict[str, tuple[str, ...]] = {}
         self._note_languages: dict[str, str] = {}  # filled with the names
-        self._folders: dict[tuple[str, str, int | None, bool], tuple[str, ...]] = {}
+        self._folders = FolderLists()  # kept across this catalog's writes (folder_lists.py)
         self._records: dict[str, NoteRecord] = {}  # search candidates' rows
         self._id_paths: dict[str, tuple[str, ...]] = {}  # paths_for_note_id's answers
         self._languages: frozenset[str] | None = None
@@ -252,23 +254,22 @@ class Catalog:
                         max_chunks: int | None = None, memories: bool = True) -> list[str]:
         """Paths of the notes directly in `folder` ("" the vault's top) whose file names start
         with `name_prefix` (and that have at most `max_chunks` chunks; and, without `memories`,
-        that carry no `stm_id`): a range scan of the primary key."""
-        key = (folder, name_prefix, max_chunks, memories)
+        that carry no `stm_id`), in path order."""
         with self._lock:
             self._check_memos()
-            if key not in self._folders:
-                # the scan reads every note under the folder, subfolders too: ~1 ms a call in
-                # a real vault, and a search asks for each of its candidates' threads
-                prefix = f"{folder}/{name_prefix}" if folder else name_prefix
-                rows = self._query(
-                    "SELECT path FROM notes WHERE path >= ? AND path < ? "
-                    "AND instr(substr(path, ?), '/') = 0 AND (? IS NULL OR chunk_count <= ?) "
-                    "AND (? OR note_id = '')",
-                    (prefix, prefix + "\U0010ffff", len(folder) + 2 if folder else 1,
-                     max_chunks, max_chunks, memories),
-                )
-                self._folders[key] = tuple(row[0] for row in rows)
-            return list(self._folders[key])
+            rows = self._folders.get((folder, name_prefix), self._list_folder)
+            return [row.path for row in rows if (max_chunks is None or row.chunks <= max_chunks)
+                    and (memories or row.plain)]
+
+    def _list_folder(self, key: Key) -> list[tuple[str, int, bool]]:
+        """A range scan of the primary key: it reads every note under the folder, subfolders
+        too (~1 ms a call in a real vault; a search asks for each of its candidates' threads)."""
+        folder, name_prefix = key
+        prefix = f"{folder}/{name_prefix}" if folder else name_prefix
+        return [(path, chunks, bool(plain)) for path, chunks, plain in self._query(
+            "SELECT path, chunk_count, note_id = '' FROM notes WHERE path >= ? AND path < ? "
+            "AND instr(substr(path, ?), '/') = 0",
+            (prefix, prefix + "\U0010ffff", len(folder) + 2 if folder else 1))]
 
     def paths_for_note_id(self, note_id: str) -> list[str]:
         """Every catalogued path carrying this `stm_id` (more than one after a sync conflict),
@@ -321,19 +322,21 @@ class Catalog:
         """Upserts and deletes in one transaction."""
         placeholders = ", ".join("?" for _ in _COLUMNS)
         records = list(upserts)
-        with self._lock, self._transaction():
-            self._db.executemany("DELETE FROM notes WHERE path = ?", [(p,) for p in deletes])
-            self._db.executemany(
-                f"INSERT OR REPLACE INTO notes({', '.join(_COLUMNS)}) VALUES ({placeholders})",
-                [_to_row(record) for record in records],
-            )
+        with self._lock:
+            with self._transaction():
+                self._db.executemany("DELETE FROM notes WHERE path = ?", [(p,) for p in deletes])
+                self._db.executemany(
+                    f"INSERT OR REPLACE INTO notes({', '.join(_COLUMNS)}) VALUES ({placeholders})",
+                    [_to_row(record) for record in records])
+            # the memos follow once it is committed (read under the lock: none reads between)
             for path in (*deletes, *(record.path for record in records)):
                 self._names.pop(path, None)
                 self._note_languages.pop(path, None)
                 self._records.pop(path, None)
             if records or deletes:
-                self._folders.clear()  # any note may join or leave a listing
-                self._id_paths.clear()  # or carry an id
+                self._folders.write(  # each note into or out of its folder's listing
+                    (Listed(r.path, r.chunk_count, r.note_id == "") for r in records), deletes)
+                self._id_paths.clear()  # any note may carry an id
                 self._languages = None
                 self._generation += 1
                 self._changes.append((self._generation, frozenset(

@@ -21,7 +21,12 @@ is cheap, and each row keeps the better of its two scores. An indexed row scores
 high in the first (its names and terms are in both), so the indexed rows' scores and order are
 those of the plain query, and a row just written is found by its names, never lost.
 
-Not locked: LanceIndex calls these holding its lock.
+The indexes are made here too (`make_indexes`, when the table is made), and the title index
+made again over every row once many rows wait for it (`make_title_index`): a search then scans
+no waiting row's title, which cost each search 50-300 ms through a first index's words pass.
+
+Not locked: LanceIndex calls the searches holding its searches' lock, and the index making
+holding its writers' lock (searches go on, reading the version published before it).
 """
 
 from __future__ import annotations
@@ -34,12 +39,14 @@ from typing import Any
 import pyarrow as pa
 
 from vaultmem.core.ranking import ChunkHit
+from vaultmem.index import analysis
 from vaultmem.index import tables as tb
 from vaultmem.index.lazy_client import deferred_models, lazy_packages, marked_overrides
 from vaultmem.index.vectors import BROAD_FILTER, VectorMatrix
 
 with lazy_packages(), deferred_models(), marked_overrides():
     from lancedb.background_loop import LOOP
+    from lancedb.index import FTS
     from lancedb.query import BooleanQuery, FullTextOperator, MatchQuery, MultiMatchQuery, Occur
 
 TITLE_BOOST = 0.5
@@ -200,3 +207,22 @@ def _broad(chunks: Any, matrix: VectorMatrix | None, terms: Terms, k: int,
     if len(kept) >= wanted or len(found) < depth:  # enough, or every match was seen
         return kept
     return hits(chunks, matrix, terms, k, tb.in_list("path", allowed), indexed_text=indexed_text)
+
+
+def make_indexes(chunks: Any) -> bool:
+    """Create the full-text indexes the chunks table lacks; whether the text's was made."""
+    indexed = {column for config in chunks.list_indices() if config.index_type == "FTS"
+               for column in config.columns}
+    for column in tb.FTS_COLUMNS:
+        if column not in indexed:
+            chunks.create_index(column, config=FTS(), replace=True)
+    if tb.TERMS_COLUMN not in indexed:  # analysed already: split on spaces, no more
+        chunks.create_index(tb.TERMS_COLUMN, replace=True, config=FTS(
+            base_tokenizer="whitespace", lower_case=False, stem=False, remove_stop_words=False,
+            ascii_folding=False, max_token_length=analysis.MAX_TERM_CHARS * 2))
+    return tb.FTS_COLUMNS[0] not in indexed
+
+
+def make_title_index(chunks: Any) -> None:
+    """The title index made again over every row (an optimise brings it up to date too)."""
+    chunks.create_index("title", config=FTS(), replace=True)

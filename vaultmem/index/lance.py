@@ -8,7 +8,8 @@ search uses LanceDB's native BM25 index. Every write makes a LanceDB fragment an
 (index/upkeep.py) says when the table is optimised. Once more than FLAT_TEXT_ROWS rows with
 text wait for the next optimise (a first index's words pass, a large note), the full-text
 search leaves their text to it and scans their names only (full_text.py): a scan of their
-text cost up to seconds a search.
+text cost up to seconds a search. Writers, one at a time, write LanceDB with searches going on:
+searches read the version last published with the mirror (`_publish`), never a write's half.
 """
 
 from __future__ import annotations
@@ -37,17 +38,20 @@ from vaultmem.index.vectors import VectorMatrix
 # reading of its override checks (see lazy_client.py)
 with lazy_packages(), deferred_models(), marked_overrides():
     import lancedb
-    from lancedb.index import FTS
 
 # pyarrow's default pool (mimalloc) kept ~20 MB of freed pages resident for good (a 29k-row
 # words pass, then an optimise: RSS 204 -> 185 MB before it, 210 -> 191 after, with glibc's
 # malloc, which the daemon tunes to hand large blocks back: daemon/native.py)
 pa.set_memory_pool(pa.system_memory_pool())
 
-#: Old table versions are kept this long after an optimise (readers may still use them).
+#: Old table versions are kept this long after an optimise (readers may still use them; the
+#: version searches read, however old, until it ends).
 KEEP_OLD_VERSIONS = timedelta(minutes=5)
 #: Rows with text written since the last optimise beyond which a search scans their names only.
 FLAT_TEXT_ROWS = 512
+#: Rows written since the title index took them in beyond which a write remakes it (~0.2 s at
+#: 30k rows): a scan of their titles cost each search ~50-300 ms in a first index's words pass.
+TITLE_ROWS = 2048
 
 
 class _Unusable(Exception):
@@ -71,12 +75,14 @@ class LanceIndex:
         self._lock = threading.RLock()  # the tables, the matrix and their state
         self._write_lock = threading.RLock()  # writers and optimise, one at a time
         self._db: Any = None
-        self._chunks: Any = None
+        self._chunks: Any = None  # the writers' handle on the table: its latest version
+        self._reads: Any = None  # the searches': the version the mirror matches (_publish)
         self._dim: int | None = None
         self._matrix: VectorMatrix | None = None
         self._fts_ready = False
         self._writes_since_optimize = 0
         self._unindexed_text = 0  # rows with text the text index has not taken in yet
+        self._untitled = 0  # rows the title index has not taken in yet
         #: called (outside the locks) after a full-text search that scanned rows written
         #: since the last optimise: the daemon optimises once searches pause (upkeep.py)
         self.on_pile_searched: Callable[[], object] | None = None
@@ -102,20 +108,33 @@ class LanceIndex:
         self.upkeep(Occasion.OPEN)  # the write counter died with the process that wrote
 
     def _wipe(self, reason: str) -> None:
-        self._db = self._chunks = None
+        self._db = self._chunks = self._reads = None
         wipe_index(self.path)
         self.rebuilt_reason = reason
 
     def _open_tables(self) -> None:
         self._db = lancedb.connect(str(self.path), session=self._session)
         self._matrix, self._fts_ready, self._dim = None, False, None
-        self._chunks = None
+        self._chunks = self._reads = None
         if (self.path / f"{tb.CHUNKS}.lance").exists():
             self._chunks = self._db.open_table(tb.CHUNKS)
             self._dim = tb.vector_dim(self._chunks.schema)
             if self._chunks.schema != tb.chunks_schema(self._dim):
                 raise _Unusable("chunks table has an unexpected schema")
             self._chunks.search().select(["chunk_id", "path"]).to_arrow()
+            self._publish()
+
+    def _publish(self) -> None:
+        """Searches read the table as written now (held: the searches' lock, and the writers'
+        or no writer yet). They read a version of their own, moved on here with the mirror: a
+        write's delete and add are two versions, between which a search on the latest one
+        found none of the rewritten notes' rows."""
+        if self._chunks is None:
+            self._reads = None
+            return
+        if self._reads is None:
+            self._reads = self._db.open_table(tb.CHUNKS)
+        self._reads.checkout(self._chunks.version)
 
     # ---- reads ------------------------------------------------------------------------
 
@@ -149,11 +168,11 @@ class LanceIndex:
         if not words or k <= 0 or (paths is not None and not paths):
             return []
         terms = full_text.Terms(words, analysis.query_terms(query, languages))
+        self.ensure_fts_index()  # (before the searches' lock: it takes the writers' first)
         with self._lock, _storage_errors():
-            if self._chunks is None:
+            if self._reads is None:
                 return []
-            self.ensure_fts_index()
-            found = full_text.search(self._chunks, self._ensure_matrix(), terms, k, paths,
+            found = full_text.search(self._reads, self._ensure_matrix(), terms, k, paths,
                                      indexed_text=self._text_waits())
             piled = self._writes_since_optimize > 0
         if piled and self.on_pile_searched is not None:
@@ -188,9 +207,9 @@ class LanceIndex:
                     for chunk_id, path, index, heading, text, vector in matrix.chunks_of(paths)]
 
     def _ensure_matrix(self) -> VectorMatrix | None:
-        if self._matrix is None and self._chunks is not None and self._dim is not None:
+        if self._matrix is None and self._reads is not None and self._dim is not None:
             with _storage_errors():
-                rows = self._chunks.search().select(
+                rows = self._reads.search().select(
                     ["chunk_id", "path", "idx", "heading", "text", "vector"]).with_row_id(True)
                 self._matrix = tb.matrix_from(rows.to_arrow(), self._dim)
         return self._matrix
@@ -210,18 +229,44 @@ class LanceIndex:
         plan = ChangePlan.build(upserts, retitles, moves, deletes)
         if plan.is_empty:
             return
+        # Only writers (who hold the writers' lock) change the table, so the rows are read,
+        # made (text analysed: ~1 ms a chunk) and written with searches going on: they read
+        # the version published last (_publish), which this write publishes, with its rows in
+        # the mirror, under their lock, once written (a delete and an add took ~200 ms).
         with self._write_lock:
-            with self._lock, _storage_errors():
-                carried = self._carried_chunks(plan)
-            # the rows are made (text analysed: ~1 ms a chunk) with searches going on: only
-            # writers, who hold the writers' lock, change what this reads
             with _storage_errors():
+                carried = self._carried_chunks(plan)
                 new_chunks = self._new_chunk_rows(plan, carried)
+                remove = plan.chunk_paths_to_remove(carried)
+                wrote, created = self._write_chunks(remove, new_chunks)
             with self._lock, _storage_errors():
-                wrote = self._write_chunks(plan.chunk_paths_to_remove(carried), new_chunks)
+                if created is not None:
+                    self._chunks, self._fts_ready = created, False
+                    self._dim = tb.vector_dim(created.schema)
+                elif new_chunks is not None:
+                    self._unindexed_text += tb.with_text(new_chunks)
+                    self._untitled += new_chunks.num_rows
                 self._writes_since_optimize += wrote
+                if self._matrix is not None:
+                    self._matrix.remove_paths(remove)
+                    if new_chunks is not None:
+                        tb.add_to_matrix(self._matrix, new_chunks)
+                self._publish()
+            if created is not None:
+                self.ensure_fts_index()  # (a search need never wait for a write to make them)
+            elif self._untitled > TITLE_ROWS and self._fts_ready:
+                self._remake_title_index()
             if wrote:
                 self.upkeep(Occasion.WRITE)
+
+    def _remake_title_index(self) -> None:
+        """The title index remade over every row (held: the writers' lock), searches going
+        on: the full-text search then scans no waiting row's title (full_text.py)."""
+        with _storage_errors():
+            full_text.make_title_index(self._chunks)
+        with self._lock, _storage_errors():
+            self._untitled = 0
+            self._publish()
 
     def clear(self) -> None:
         """Delete every chunk: the index is rebuilt from the vault. A rebuild this index made
@@ -230,7 +275,8 @@ class LanceIndex:
             if self._chunks is not None and self._chunks.count_rows():
                 self._chunks.delete("true")
                 self._writes_since_optimize += 1
-            self._matrix, self._unindexed_text = None, 0
+            self._matrix, self._unindexed_text, self._untitled = None, 0, 0
+            self._publish()
             self.rebuilt_reason = None
 
     def _carried_chunks(self, plan: ChangePlan) -> pa.Table | None:
@@ -256,25 +302,19 @@ class LanceIndex:
         table = pa.concat_tables(parts)
         return table if table.num_rows else None
 
-    def _write_chunks(self, remove: set[str], add: pa.Table | None) -> bool:
-        """Whether anything was written."""
+    def _write_chunks(self, remove: set[str], add: pa.Table | None) -> tuple[bool, Any]:
+        """The change written to LanceDB (held: the writers' lock only): whether anything was,
+        and the chunks table if this write created it."""
         wrote = add is not None
         if self._chunks is not None and remove:
             self._chunks.delete(tb.in_list("path", remove))
             wrote = True
-        if add is not None:
-            if self._chunks is None:
-                self._dim = tb.vector_dim(add.schema)
-                self._chunks = self._db.create_table(tb.CHUNKS, data=add)
-                self._fts_ready = False
-            else:
-                self._chunks.add(add)
-                self._unindexed_text += tb.with_text(add)
-        if self._matrix is not None:
-            self._matrix.remove_paths(remove)
-            if add is not None:
-                tb.add_to_matrix(self._matrix, add)
-        return wrote
+        if add is None:
+            return wrote, None
+        if self._chunks is None:
+            return wrote, self._db.create_table(tb.CHUNKS, data=add)
+        self._chunks.add(add)
+        return wrote, None
 
     # ---- maintenance ------------------------------------------------------------------
 
@@ -283,7 +323,7 @@ class LanceIndex:
         with self._lock, _storage_errors():
             writes = self._writes_since_optimize
             opened = occasion is Occasion.OPEN and self._chunks is not None
-            fragments = _fragments(self._chunks) if opened else 0
+            fragments = tb.fragments(self._chunks) if opened else 0
             waiting = self._unindexed_text if self._text_waits() else 0
         reason = self.policy.due(occasion, writes=writes, fragments=fragments,
                                  text_waiting=waiting)
@@ -295,51 +335,46 @@ class LanceIndex:
         """Compact fragments, bring indexes up to date and drop old versions.
 
         Searches go on meanwhile (an optimise takes seconds at 10k chunks): it holds only the
-        writers' lock, and LanceDB keeps the versions that running searches read."""
+        writers' lock, and the version searches read is kept until the optimised one is
+        published (with the rows' new ids, which a mirror loaded meanwhile lacks too)."""
         with self._write_lock:
             with self._lock:
                 chunks = self._chunks
+                reading = None if self._reads is None else int(self._reads.version)
             stored = None
             if chunks is not None:
                 with _storage_errors():
-                    chunks.optimize(cleanup_older_than=KEEP_OLD_VERSIONS)
-                    if self._matrix is not None:  # (one loaded later reads the new ids itself)
-                        stored = _row_ids(chunks)
-            with self._lock:
-                self._writes_since_optimize = self._unindexed_text = 0
+                    chunks.optimize(cleanup_older_than=tb.versions_kept(
+                        chunks, reading, KEEP_OLD_VERSIONS))
+                    stored = tb.row_ids(chunks)  # (no write comes between)
+            with self._lock, _storage_errors():
+                self._writes_since_optimize = self._unindexed_text = self._untitled = 0
                 self.ensure_fts_index()
                 if stored is not None and self._matrix is not None:
                     self._matrix.set_row_ids(*stored)
+                self._publish()
 
     def ensure_fts_index(self) -> None:
-        """Create the full-text indexes on chunk text and title if they are missing."""
-        with self._lock, _storage_errors():
+        """Create the full-text indexes on chunk text and title if they are missing: a write,
+        with searches going on (they read the version published before it)."""
+        if self._fts_ready:
+            return
+        with self._write_lock, _storage_errors():
             if self._fts_ready or self._chunks is None:
                 return
-            indexed = {
-                column
-                for config in self._chunks.list_indices()
-                if config.index_type == "FTS"
-                for column in config.columns
-            }
-            for column in tb.FTS_COLUMNS:
-                if column not in indexed:
-                    self._chunks.create_index(column, config=FTS(), replace=True)
-            if tb.FTS_COLUMNS[0] not in indexed:  # the text index, made now, holds every row
-                self._unindexed_text = 0
-            if tb.TERMS_COLUMN not in indexed:  # analysed already: split on spaces, no more
-                self._chunks.create_index(tb.TERMS_COLUMN, replace=True, config=FTS(
-                    base_tokenizer="whitespace", lower_case=False, stem=False,
-                    remove_stop_words=False, ascii_folding=False,
-                    max_token_length=analysis.MAX_TERM_CHARS * 2))
-            self._fts_ready = True
+            text_indexed = full_text.make_indexes(self._chunks)
+            with self._lock:
+                if text_indexed:  # the text index, made now, holds every row
+                    self._unindexed_text = self._untitled = 0
+                self._fts_ready = True
+                self._publish()
 
     def stats(self) -> dict[str, int]:
         with self._lock, _storage_errors():
             result = {"chunks": 0}
             if self._chunks is not None:
                 result["chunks"] = self._chunks.count_rows()
-                result["chunk_fragments"] = _fragments(self._chunks)
+                result["chunk_fragments"] = tb.fragments(self._chunks)
                 result["chunk_version"] = int(self._chunks.version)
             result["writes_since_optimize"] = self._writes_since_optimize
             result["cache_bytes"] = int(self._session.size_bytes)
@@ -347,20 +382,8 @@ class LanceIndex:
 
     def close(self) -> None:
         with self._write_lock, self._lock:  # after a running optimise
-            self._chunks = self._db = None
+            self._chunks = self._reads = self._db = None
             self._matrix = None
-
-
-def _row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
-    """Every stored row's id, chunk id and path: an optimise gives the rows new ids. Read
-    outside the searches' lock; no write comes between, as the caller holds the writers'."""
-    rows = table.search().select(["chunk_id", "path"]).with_row_id(True).to_arrow()
-    return (rows.column("_rowid").to_pylist(), rows.column("chunk_id").to_pylist(),
-            rows.column("path").to_pylist())
-
-
-def _fragments(table: Any) -> int:
-    return int(table.stats()["fragment_stats"]["num_fragments"])
 
 
 def _short(exc: BaseException) -> str:

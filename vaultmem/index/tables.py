@@ -1,10 +1,12 @@
 """The Arrow schema of the chunks table, row conversions (records to rows, rows to the
-in-memory vector mirror) and small SQL/FTS helpers."""
+in-memory vector mirror), small SQL/FTS helpers and the table's fragments and versions kept."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -145,3 +147,23 @@ def fts_terms(query: str) -> str:
     ]
     return " ".join(words[:_MAX_TERMS])
 
+
+
+def row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
+    """Every stored row's id, chunk id and path (an optimise gives the rows new ids)."""
+    rows = table.search().select(["chunk_id", "path"]).with_row_id(True).to_arrow()
+    return (rows.column("_rowid").to_pylist(), rows.column("chunk_id").to_pylist(),
+            rows.column("path").to_pylist())
+
+
+def fragments(table: Any) -> int:
+    return int(table.stats()["fragment_stats"]["num_fragments"])
+
+
+def versions_kept(table: Any, reading: int | None, keep: timedelta) -> timedelta:
+    """How old a version an optimise drops: `keep`, or the age of the version searches read
+    (`reading`, published before the optimise: lance.py) and a minute more, kept for them."""
+    ages: list[timedelta] = [datetime.now() - version["timestamp"] + timedelta(minutes=1)
+                             for version in table.list_versions()  # (naive, local times)
+                             if version["version"] == reading]
+    return max([keep, *ages])

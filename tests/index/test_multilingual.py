@@ -114,3 +114,32 @@ def test_vectors_match_the_package_engine_in_four_scripts(derived: Path) -> None
     others = [0, 2, 3, 4]
     similarity = ours[[1]] @ ours[others].T
     assert float(similarity.min()) > 0.8
+
+
+def test_the_graph_has_one_projection_for_q_k_v_and_fused_attention(derived: Path) -> None:
+    import onnx
+
+    graph = onnx.load(str(derived / "model.onnx"), load_external_data=False).graph
+    ops = [node.op_type for node in graph.node]
+    layers = read_e5_file(multilingual.package_file()).layers
+    assert ops.count("MultiHeadAttention") == layers
+    assert ops.count("MatMulNBits") == 4 * layers  # q/k/v, attention out, ffn in, ffn out
+    assert "Softmax" not in ops
+
+
+def test_a_new_graph_layout_is_kept_in_a_folder_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(multilingual, "verified_folder", lambda folder, *_: folder)
+    current = multilingual.derived_folder(tmp_path)
+    assert current.name.startswith(f"e5-g{multilingual.GRAPH_VERSION}-")
+    monkeypatch.setattr(multilingual, "GRAPH_VERSION", multilingual.GRAPH_VERSION + 1)
+    assert multilingual.derived_folder(tmp_path) != current
+
+
+@pytest.mark.model
+def test_padded_batches_give_each_text_its_vector_alone(derived: Path) -> None:
+    alone = make_embedder("multilingual", _options(derived.parent)).embed(TEXTS)
+    options = EmbedderOptions(runtime="auto", cache=derived.parent, query_prompt="",
+                              passage_prompt="", threads=1, batch_size=len(TEXTS))
+    together = make_embedder("multilingual", options).embed(TEXTS)
+    assert np.allclose(alone, together, atol=1e-5)

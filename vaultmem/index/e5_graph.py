@@ -5,9 +5,18 @@ blocks of 32 weights, one fp32 scale each, zero point 8, which is exactly the fi
 the word-embedding table a `GatherBlockQuantized`. With `accuracy_level` 4 ONNX Runtime
 multiplies int8 activations by the 4-bit weights, the arithmetic of the package's own engine:
 the vectors match it to a cosine of 0.9999 or better (tests/index/test_multilingual.py), at the
-speed of ONNX Runtime's kernels. The rest is a plain BERT encoder (XLM-RoBERTa's positions start
+speed of ONNX Runtime's kernels. The rest is a BERT encoder (XLM-RoBERTa's positions start
 at the table's first row here: the file keeps the rows a text uses), returning the last hidden
 state; pooling (mean) and normalising happen in numpy, as for every model (onnx_embedder.py).
+
+Each layer's query, key and value projections are one MatMulNBits and its attention one
+`MultiHeadAttention` (ONNX Runtime's contrib operators; its session fuses neither in a graph
+written by hand): the same values bit for bit as separate matmuls and a plain attention
+(scores, mask, softmax), at less cost (docs/benchmarks.md). The residual adds and layer norms
+stay plain: SkipLayerNormalization sums in another order, and the int8 rounding of the next
+matmul's input turns that into a change of the vectors (a cosine of 0.99996 to the plain ones).
+GRAPH_VERSION names this layout: the model cache keeps a graph under it, so a changed builder
+makes its graph anew (multilingual.py).
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ from vaultmem.index.e5_file import BLOCK, E5File
 from vaultmem.index.onnx_export import GRAPH_NAME, OPSET, WEIGHTS_NAME, move_weights_out
 
 ACCURACY_LEVEL = 4  # int8 activations x 4-bit weights, as the package's engine computes
+#: The graph's layout; 2: one MatMulNBits for Q, K and V, MultiHeadAttention (1: plain ops).
+GRAPH_VERSION = 2
 MS = "com.microsoft"
 
 
@@ -53,9 +64,9 @@ def build_graph(model: E5File, out_dir: Path) -> Path:
 
     b = _Builder()
     hidden = _embeddings(b, model)
-    bias = _attention_bias(b)
+    mask = _key_mask(b)
     for layer in range(model.layers):
-        hidden = _layer(b, model, layer, hidden, bias)
+        hidden = _layer(b, model, layer, hidden, mask)
     b.nodes[-1].output[0] = "last_hidden_state"
     graph = helper.make_graph(
         b.nodes, "multilingual-e5-small",
@@ -91,36 +102,47 @@ def _embeddings(b: _Builder, model: E5File) -> str:
     return _norm(b, model, summed, "emb.ln")
 
 
-def _attention_bias(b: _Builder) -> str:
-    """0 where the mask is 1, -10000 where it is 0, shaped [batch, 1, 1, tokens]."""
+def _key_mask(b: _Builder) -> str:
+    """The attention mask as MultiHeadAttention reads it: [batch, tokens], int32 (its padded
+    keys get -10000 added to their scores, as before the softmax of the plain graph)."""
     from onnx import TensorProto
 
-    mask = b.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    masked = b.op("Sub", [b.weight("one", np.array(1.0, np.float32)), mask])
-    bias = b.op("Mul", [masked, b.weight("minus", np.array(-1e4, np.float32))])
-    return b.op("Unsqueeze", [bias, b.weight("axes_1_2", np.array([1, 2], np.int64))])
+    return b.op("Cast", ["attention_mask"], to=TensorProto.INT32)
 
 
-def _layer(b: _Builder, model: E5File, layer: int, x: str, bias: str) -> str:
+def _layer(b: _Builder, model: E5File, layer: int, x: str, mask: str) -> str:
     h, heads = model.hidden, model.heads
-    size = h // heads
-    split = b.weight(f"l{layer}.split", np.array([0, 0, heads, size], np.int64))
-
-    def heads_of(name: str, perm: list[int]) -> str:
-        projected = _linear(b, model, f"l{layer}.{name}", x, h, h)
-        return b.op("Transpose", [b.op("Reshape", [projected, split])], perm=perm)
-
-    query = b.op("Mul", [heads_of("q", [0, 2, 1, 3]),
-                         b.weight(f"l{layer}.scale", np.array(size ** -0.5, np.float32))])
-    scores = b.op("Add", [b.op("MatMul", [query, heads_of("k", [0, 2, 3, 1])]), bias])
-    context = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), heads_of("v", [0, 2, 1, 3])])
-    joined = b.op("Reshape", [b.op("Transpose", [context], perm=[0, 2, 1, 3]),
-                              b.weight(f"l{layer}.join", np.array([0, 0, h], np.int64))])
-    attended = _linear(b, model, f"l{layer}.ao", joined, h, h)
+    queries, keys, values = _qkv(b, model, layer, x)
+    context = b.op("MultiHeadAttention", [queries, keys, values, "", mask], MS, num_heads=heads,
+                   mask_filter_value=-1e4)
+    attended = _linear(b, model, f"l{layer}.ao", context, h, h)
     x = _norm(b, model, b.op("Add", [x, attended]), f"l{layer}.aln")
     inner = b.op("Gelu", [_linear(b, model, f"l{layer}.fi", x, h, model.ffn)], MS)
     out = _linear(b, model, f"l{layer}.fo", inner, model.ffn, h)
     return _norm(b, model, b.op("Add", [x, out]), f"l{layer}.oln")
+
+
+def _qkv(b: _Builder, model: E5File, layer: int, x: str) -> list[str]:
+    """The query, key and value projections as one MatMulNBits (N = 3 x hidden: the input's
+    int8 form made once, not three times), split after. Each output row is the same dot
+    product as in three matmuls, so the values are the same bit for bit."""
+    from onnx import helper
+
+    h = model.hidden
+    parts = [model.q4(f"l{layer}.{name}.w", h, h) for name in "qkv"]
+    scales = np.concatenate([scale for scale, _ in parts])
+    values = np.concatenate([value for _, value in parts])
+    bias = np.concatenate([model.vector(f"l{layer}.{name}.b", (h,)) for name in "qkv"])
+    name = f"l{layer}.qkv"
+    joined = b.op("MatMulNBits", [
+        x, b.weight(f"{name}.w", _pack(values)), b.weight(f"{name}.s", scales.reshape(-1)),
+        "", "", b.weight(f"{name}.b", bias),
+    ], MS, K=h, N=3 * h, bits=4, block_size=BLOCK, accuracy_level=ACCURACY_LEVEL)
+    outputs = [f"{name}_{part}" for part in "qkv"]
+    b.nodes.append(helper.make_node(
+        "Split", [joined, b.weight(f"{name}.split", np.array([h, h, h], np.int64))], outputs,
+        axis=-1))
+    return outputs
 
 
 def _linear(b: _Builder, model: E5File, name: str, x: str, n_in: int, n_out: int) -> str:

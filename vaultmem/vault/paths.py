@@ -92,7 +92,7 @@ def resolve_in_vault(root: Path, user_path: str, *, must_exist: bool = True) -> 
     return rel, absolute
 
 
-def opened_inside(fd: int, absolute: Path, real_root: str) -> bool:
+def opened_inside(fd: int, absolute: str | Path, real_root: str) -> bool:
     """Whether the file open as `fd` (opened at `absolute`) is inside the vault whose real path
     is `real_root`: by the real path of the file opened where the system gives it (Linux's
     /proc/self/fd: one call, and no file swapped in between a check and the open), else by

@@ -74,19 +74,6 @@ def test_the_child_runs_at_a_lower_cpu_priority_than_the_daemon() -> None:
     assert max(seen) >= os.getpriority(os.PRIO_PROCESS, 0) + CHILD_NICENESS
 
 
-def _niceness(_: int) -> int:
-    return os.getpriority(os.PRIO_PROCESS, 0)
-
-
-def test_the_children_run_at_a_lower_cpu_priority_than_the_daemon() -> None:
-    """The words pass's children: the searches by the notes' names, written before, and the
-    daemon's writes go first on a busy machine."""
-    here = os.getpriority(os.PRIO_PROCESS, 0)
-    with ApartMap(_niceness, list(range(8)), processes=2, group=2, apart_from=0) as done:
-        assert set(done) == {min(19, here + CHILD_NICENESS)}
-    assert os.getpriority(os.PRIO_PROCESS, 0) == here  # this process's own is unchanged
-
-
 def _words(raw: RawNote) -> tuple[str, str, int]:
     """A note's title, as a child and the caller compute it, with the process that did."""
     return raw.path, raw.parse().title, os.getpid()

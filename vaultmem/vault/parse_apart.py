@@ -11,8 +11,7 @@ thread lets waiting edits in (`wait`).
 `ApartMap` runs one function over many notes in a few child processes (a first index's words
 pass: every note of the vault parsed, chunked and judged): the daemon's GIL stays free for the
 searches meanwhile, and on two cores the notes are parsed side by side while the daemon writes
-the ones already done. Its children run niced too: on a busy machine (two cores, two other
-busy processes) the searches by the notes' names, written before, waited on them.
+the ones already done.
 """
 
 from __future__ import annotations
@@ -115,16 +114,11 @@ def _parse_and_chunk(raw: RawNote, max_chars: int, min_chars: int) -> Parsed:
     return note, note_chunks(note.body, note.title, max_chars=max_chars, min_chars=min_chars)
 
 
-def _lower_priority() -> None:
-    """A child's CPU priority, CHILD_NICENESS below the daemon's: on a machine with few cores
-    the daemon's own work (an edit's embedding, a search) goes first."""
+def _parse_and_send(work: tuple[RawNote, int, int], send: Connection) -> None:
+    """The child's work, at a lower CPU priority: on a machine with few cores the edits the
+    daemon indexes meanwhile go first."""
     with contextlib.suppress(AttributeError, OSError):  # no nice() here: run as it is
         os.nice(CHILD_NICENESS)
-
-
-def _parse_and_send(work: tuple[RawNote, int, int], send: Connection) -> None:
-    """The child's work, at a lower CPU priority (`_lower_priority`)."""
-    _lower_priority()
     try:
         send.send((_parse_and_chunk(*work), None))
     except Exception as exc:  # the parent raises it where the parse was asked for
@@ -160,8 +154,7 @@ class ApartMap(Generic[T, R]):
 
             try:
                 self._pool = ProcessPoolExecutor(
-                    self._processes, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_lower_priority)
+                    self._processes, mp_context=multiprocessing.get_context("spawn"))
                 for _ in range(AHEAD_GROUPS * self._processes):
                     self._submit_next()
             except OSError as exc:

@@ -1,6 +1,7 @@
 """vaultmem big-vault benchmark: the first minutes of a daemon on a vault of 10,000 real notes.
 
 Run: scripts/bench bigvault [--baseline REV] [--notes 10000] [--limit 600] [--rounds 1]
+[--busy N]
 
 The vault: the English notes of ../shared/corpora (the vaultofknowledge vault, the
 obsidian-tasks documentation, the English tldr pages), copied into folders `copy-1/`,
@@ -22,7 +23,10 @@ from the moment the process is spawned:
   index run and CPU seconds per chunk (the figure a busy machine disturbs least).
 
 With `--baseline REV` the same rounds run on a checkout of REV in the same run, alternating
-which goes first, so both sets of figures come from the same, equally busy machine.
+which goes first, so both sets of figures come from the same, equally busy machine. With
+`--busy N`, N plain CPU burners (bench/contention.py's, one process each) run through each
+round, from before the daemon's spawn until it has stopped, in both trees: a user's machine is
+busy with other work (the report gives their number and the load average).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.contention import burners
 from bench.support import load_average, machine_lines, now_utc, p50, p95
 from bench.touch import worktree
 from vaultmem_testing.daemon import REAL_MODEL, REPO, DaemonProcess
@@ -68,6 +73,7 @@ class Round:
     chunks_embedded: int = 0
     index_s: float = 0.0  # the first index's run time (ready or the limit)
     cpu_s: float = 0.0
+    load: str = "?"  # the load average at the round's end, the burners still running
 
 
 def in_process_daemon_env(root: Path, vault: Path) -> None:
@@ -137,7 +143,14 @@ def indexed_counts(data: Path) -> tuple[int, int]:
 
 
 def one_round(source: Path, work: Path, vault: Path, wanted: list[tuple[str, str]],
-              limit_s: float) -> Round:
+              limit_s: float, busy: int = 0) -> Round:
+    """One daemon's round (see the module docstring), beside `busy` CPU burners."""
+    with burners(busy):
+        return _measured_round(source, work, vault, wanted, limit_s)
+
+
+def _measured_round(source: Path, work: Path, vault: Path, wanted: list[tuple[str, str]],
+                    limit_s: float) -> Round:
     data = work / "data"
     shutil.rmtree(data, ignore_errors=True)
     daemon = DaemonProcess(vault, data, settings=REAL_MODEL, source=source,
@@ -183,6 +196,7 @@ def one_round(source: Path, work: Path, vault: Path, wanted: list[tuple[str, str
         time.sleep(5.0)  # settled
         result.rss_after_mb = rss_mb(daemon.pid)
         result.cpu_s = cpu_seconds(daemon.pid)
+        result.load = load_average()
     finally:
         daemon.stop(timeout=120)
     result.notes_embedded, result.chunks_embedded = indexed_counts(data)
@@ -200,7 +214,7 @@ def seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
-def report(name: str, r: Round, limit_s: float) -> None:
+def report(name: str, r: Round, limit_s: float, busy: int = 0) -> None:
     rate = r.chunks_embedded / r.index_s if r.index_s else 0.0
     per_chunk = r.cpu_s / r.chunks_embedded if r.chunks_embedded else 0.0
     print(f"  {name}:\n"
@@ -214,7 +228,7 @@ def report(name: str, r: Round, limit_s: float) -> None:
           f"p95 {p95(r.searches_ms):.0f} ms ({len(r.searches_ms)} searches)\n"
           f"    RSS max during {r.rss_during_mb:.0f} MB, after {r.rss_after_mb:.0f} MB "
           f"(its child processes at most {r.children_rss_mb:.0f} MB more); "
-          f"load average {load_average()}", flush=True)
+          f"{busy} CPU burner(s), load average {r.load}", flush=True)
 
 
 def main() -> None:
@@ -224,7 +238,11 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=3600.0,
                         help="seconds a round may run before it is measured as it stands")
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--busy", type=int, default=0,
+                        help="CPU burners (one process each) running through each round")
     args = parser.parse_args()
+    if args.busy < 0:
+        parser.error("--busy: a number of processes, 0 or more")
     with tempfile.TemporaryDirectory(prefix="vaultmem-bench-bigvault-") as tmp:
         root = Path(tmp)
         trees = {"this checkout": REPO}
@@ -237,14 +255,16 @@ def main() -> None:
         print(f"vaultmem big-vault benchmark, {now_utc():%Y-%m-%d %H:%M} UTC")
         print(*machine_lines(), sep="\n")
         print(f"{len(paths):,} notes from {', '.join(SOURCES)}; {args.rounds} round(s), "
-              f"limit {args.limit:g} s; the real English model, the daemon's defaults; "
+              f"limit {args.limit:g} s; {args.busy} CPU burner(s) through each round; "
+              f"the real English model, the daemon's defaults; "
               f"targets: {', '.join(t for _, t in wanted)}", flush=True)
         try:
             for i in range(args.rounds):
                 order = list(trees.items()) if i % 2 == 0 else list(trees.items())[::-1]
                 for name, source in order:
-                    one = one_round(source, root / "work", vault, wanted, args.limit)
-                    report(f"round {i + 1} {name}", one, args.limit)
+                    one = one_round(source, root / "work", vault, wanted, args.limit,
+                                    busy=args.busy)
+                    report(f"round {i + 1} {name}", one, args.limit, busy=args.busy)
         finally:
             if args.baseline:
                 subprocess.run(["git", "worktree", "remove", "--force", str(root / "baseline")],

@@ -24,12 +24,14 @@ from vaultmem.index.embedders import FakeEmbedder
 from vaultmem.index.identity import META_FILE
 from vaultmem.index.lance import LanceIndex
 from vaultmem.index.upkeep import Occasion
+from vaultmem.pipeline import indexer as indexer_module
 from vaultmem.pipeline.indexer import Indexer
 from vaultmem.pipeline.words_first import words_only
 from vaultmem.settings_params import index_options, indexer_options
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note
 from vaultmem.vault.parse_apart import ApartMap
+from vaultmem.vault.scan import ScanResult
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -452,3 +454,27 @@ def test_a_sync_leaving_much_text_out_of_the_full_text_index_optimises_at_its_en
         assert hits and hits[0].path == MEMORY
     finally:
         store.index.close()
+
+
+def test_a_first_index_reads_no_note_swapped_for_a_link_out_of_the_vault_after_the_scan(
+    tmp_path: Path, vault: Path, catalog: Catalog, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The scan listed a note; a symlink to a file outside the vault replaced it before its
+    read (`read_listed_note` checks the file opened): it fails, its text is not indexed."""
+    (tmp_path / "secret.md").write_text("# Secret\n\nOutside words zanzibar.\n")
+    write(vault, "notes/swapped.md", "# Swapped\n\nInside words.\n")
+    real_scan = indexer_module.scan_vault
+
+    def scan_then_swap(root: Path, rules: IgnoreRules) -> ScanResult:
+        listed = real_scan(root, rules)
+        (vault / "notes/swapped.md").unlink()
+        (vault / "notes/swapped.md").symlink_to(tmp_path / "secret.md")
+        return listed
+
+    monkeypatch.setattr(indexer_module, "scan_vault", scan_then_swap)
+    indexer, store = make_indexer(tmp_path, vault, catalog)
+    report = indexer.sync()
+    assert report.added == 7 and report.failed == 1
+    assert [path for path, _ in report.failures] == ["notes/swapped.md"]
+    assert "outside the vault" in report.failures[0][1]
+    assert store.index.text_search("zanzibar", 5) == []

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from vaultmem.errors import InvalidInput, NotFound, PathOutsideVault
+from vaultmem.errors import InvalidInput, NoteError, NotFound, PathOutsideVault
+from vaultmem.vault.notes import read_listed_note, read_raw_note
 from vaultmem.vault.paths import resolve_folder, resolve_in_vault, to_relative
 
 
@@ -82,3 +84,42 @@ class TestHelpers:
         assert resolve_folder(vault, "") == ("", vault)
         with pytest.raises(PathOutsideVault):
             resolve_folder(vault, "../elsewhere")
+
+
+class TestListedNote:
+    """A note the scan listed, read by the first index (`read_listed_note`): the same bytes as
+    `read_raw_note`, the same refusals, checked on the file opened."""
+
+    @pytest.fixture(params=["proc", "no-proc"])
+    def system(self, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+        if request.param == "no-proc":  # no /proc/self/fd: each folder resolved, as before
+            readlink = os.readlink
+
+            def no_proc(path: str) -> str:
+                if str(path).startswith("/proc/"):
+                    raise FileNotFoundError(path)
+                return readlink(path)
+            monkeypatch.setattr(os, "readlink", no_proc)
+        return str(request.param)
+
+    def test_read_as_read_raw_note(self, vault: Path, tmp_path: Path, system: str) -> None:
+        (vault / "alias.md").symlink_to(vault / "top.md")
+        (tmp_path / "vault-link").symlink_to(vault)
+        for root in (vault, tmp_path / "vault-link"):
+            real_root = os.path.realpath(root)
+            for rel in ("top.md", "sub/note.md", "alias.md"):
+                assert read_listed_note(root, rel, real_root) == read_raw_note(root, rel)
+
+    def test_a_symlink_out_of_the_vault_is_refused(self, vault: Path, system: str) -> None:
+        (vault / "link.md").symlink_to(vault.parent / "secret.md")
+        (vault / "outdir").symlink_to(vault.parent)
+        for rel in ("link.md", "outdir/secret.md"):
+            with pytest.raises(PathOutsideVault):
+                read_listed_note(vault, rel, os.path.realpath(vault))
+
+    def test_gone_since_the_scan(self, vault: Path, system: str) -> None:
+        with pytest.raises(NotFound):
+            read_listed_note(vault, "gone.md", os.path.realpath(vault))
+        (vault / "folder.md").mkdir()
+        with pytest.raises(NoteError, match="folder"):
+            read_listed_note(vault, "folder.md", os.path.realpath(vault))

@@ -12,6 +12,7 @@ catalog rows.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
@@ -29,7 +30,7 @@ from vaultmem.pipeline.progress import BUILDING_KINDS, CHANGES, REBUILD, SCAN, I
 from vaultmem.pipeline.slices import Between, SlicedEmbedding
 from vaultmem.pipeline.words_first import WordsFirst, words_only
 from vaultmem.vault.ignore import IgnoreRules
-from vaultmem.vault.notes import Note, RawNote, read_note, read_raw_note
+from vaultmem.vault.notes import Note, RawNote, read_listed_note, read_note, read_raw_note
 from vaultmem.vault.scan import FileStat, scan_one, scan_vault
 
 
@@ -211,6 +212,7 @@ class Indexer:
         """`raw`: nothing is indexed (a first index, a rebuild): every note is kept as its
         bytes (parsed when its words are written), not fingerprinted (all are new)."""
         disk: dict[str, Fingerprint] = {}
+        real_root = os.path.realpath(self.root)  # each listed note is checked to be inside
         for path, st in stats.items():
             rec = known.get(path)
             if (rec and rec.status != SKIPPED and not words_only(rec)
@@ -223,7 +225,7 @@ class Indexer:
             try:
                 note: Note | RawNote
                 if raw:  # nothing indexed: every note is new, whatever its fingerprint
-                    note = read_raw_note(self.root, path)
+                    note = read_listed_note(self.root, path, real_root)
                     note.check()
                     disk[path] = Fingerprint("", "")
                 elif st.size > LARGE_NOTE_BYTES:

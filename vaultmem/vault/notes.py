@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from vaultmem.core.intake import tag_key
 from vaultmem.core.memory import is_memory
-from vaultmem.errors import FrontmatterError, NoteError
+from vaultmem.errors import FrontmatterError, NoteError, NotFound, PathOutsideVault
 from vaultmem.vault.frontmatter import BOM, locate, parse
 from vaultmem.vault.inline import Link, inline_tags, mask_inline, wikilinks
-from vaultmem.vault.paths import resolve_in_vault
+from vaultmem.vault.paths import opened_inside, resolve_in_vault
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -135,12 +135,27 @@ def read_raw_note(root: Path, path: str) -> RawNote:
     return RawNote(rel, raw, info.st_mtime_ns, read_only_mode(info.st_mode))
 
 
+def read_listed_note(root: Path, rel: str, real_root: str) -> RawNote:
+    """A note the vault's scan listed (`rel` as `scan_vault` gives it) as its bytes, as
+    `read_raw_note` reads it, but checked to be inside the vault (`real_root`: its real path,
+    resolved once by the caller) by the file opened (`opened_inside`), not by resolving each
+    folder of its path again: ~0.1 ms a note, 1-3 s of a 10,000-note first index."""
+    try:
+        raw, info = _read_regular(os.path.join(os.path.abspath(root), rel), rel,
+                                  inside=real_root)  # a str: ~40 µs a note less than a Path
+    except FileNotFoundError:
+        raise NotFound(f"no note {rel!r} in the vault") from None
+    return RawNote(rel, raw, info.st_mtime_ns, read_only_mode(info.st_mode))
+
+
 def _read_parsed(root: Path, path: str) -> tuple[Note, bytes]:
     raw = read_raw_note(root, path)
     return raw.parse(), raw.raw
 
 
-def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
+def _read_regular(absolute: str | Path, rel: str,
+                  inside: str | None = None) -> tuple[bytes, os.stat_result]:
+    """`inside`: the vault's real path, the file opened is checked to be in (`opened_inside`)."""
     # Non-blocking open: a FIFO swapped in after the scan must not block the reader forever.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -148,6 +163,8 @@ def _read_regular(absolute: Path, rel: str) -> tuple[bytes, os.stat_result]:
     except IsADirectoryError:
         raise NoteError(f"{rel} is a folder, not a note") from None
     try:
+        if inside is not None and not opened_inside(fd, absolute, inside):
+            raise PathOutsideVault(f"{rel!r} resolves (through a symlink) outside the vault")
         info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise NoteError(f"{rel} is a folder, not a note")

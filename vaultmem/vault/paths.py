@@ -90,3 +90,15 @@ def resolve_in_vault(root: Path, user_path: str, *, must_exist: bool = True) -> 
     if not _is_within(os.path.realpath(absolute), os.path.realpath(root)):
         raise PathOutsideVault(f"{user_path!r} resolves (through a symlink) outside the vault")
     return rel, absolute
+
+
+def opened_inside(fd: int, absolute: str | Path, real_root: str) -> bool:
+    """Whether the file open as `fd` (opened at `absolute`) is inside the vault whose real path
+    is `real_root`: by the real path of the file opened where the system gives it (Linux's
+    /proc/self/fd: one call, and no file swapped in between a check and the open), else by
+    resolving `absolute` (each folder of it, as `resolve_in_vault`)."""
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = os.path.realpath(absolute)
+    return _is_within(real, real_root)

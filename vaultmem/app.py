@@ -91,7 +91,9 @@ class LazyIndex:
             if self._index is None:
                 from vaultmem.index.lance import LanceIndex
 
-                self._index = LanceIndex(self.path, self.embedder_name, self.options)
+                # LanceDB's version timestamps are naive local times
+                self._index = LanceIndex(self.path, self.embedder_name, self.options,
+                                         clock=datetime.now)
                 self._index.on_pile_searched = self._on_pile_searched
             return self._index
 

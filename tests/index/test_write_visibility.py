@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -108,12 +109,15 @@ def test_searches_beside_many_writes_always_find_every_note_once(tmp_path: Path)
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("writes", [1, 12])
+@pytest.mark.parametrize("clock", [datetime.now, None], ids=["wall-clock", "no-clock"])
 def test_the_version_searches_read_outlives_an_optimise_that_drops_old_versions(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writes: int) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writes: int,
+        clock: Callable[[], datetime] | None) -> None:
     """An optimise compacts, drops old versions, then brings the indexes up to date; searches
-    read the version published before it until it ends, however old, so it is kept."""
+    read the version published before it until it ends, however old, so it is kept (its age
+    read on the clock the index is given; with none, no old version is dropped)."""
     monkeypatch.setattr(lance, "KEEP_OLD_VERSIONS", timedelta(0))  # every old version goes
-    index = LanceIndex(tmp_path / "index", EMBEDDER.name, OPTIONS)
+    index = LanceIndex(tmp_path / "index", EMBEDDER.name, OPTIONS, clock=clock)
     try:
         for path, body in NOTES.items():
             for _ in range(writes):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -62,9 +62,13 @@ class LanceIndex:
     """The chunks table plus an in-memory vector mirror. Thread-safe."""
 
     def __init__(
-        self, path: Path, embedder_name: str, options: IndexOptions
+        self, path: Path, embedder_name: str, options: IndexOptions,
+        *, clock: Callable[[], datetime] | None = None,
     ) -> None:
+        """`clock`: the local wall time, which says how old the version searches read is
+        when an optimise drops old versions (without it none is dropped)."""
         self.path = Path(path)
+        self._clock = clock
         self.embedder_name = embedder_name
         self.policy = UpkeepPolicy(every_writes=options.optimize_every)
         self._session = lancedb.Session(
@@ -345,7 +349,7 @@ class LanceIndex:
             if chunks is not None:
                 with _storage_errors():
                     chunks.optimize(cleanup_older_than=tb.versions_kept(
-                        chunks, reading, KEEP_OLD_VERSIONS))
+                        chunks, reading, KEEP_OLD_VERSIONS, self._clock))
                     stored = tb.row_ids(chunks)  # (no write comes between)
             with self._lock, _storage_errors():
                 self._writes_since_optimize = self._unindexed_text = self._untitled = 0

@@ -4,7 +4,7 @@ in-memory vector mirror), small SQL/FTS helpers and the table's fragments and ve
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -160,10 +160,20 @@ def fragments(table: Any) -> int:
     return int(table.stats()["fragment_stats"]["num_fragments"])
 
 
-def versions_kept(table: Any, reading: int | None, keep: timedelta) -> timedelta:
+#: An optimise's cleanup age that drops no version (no clock given: versions_kept).
+KEEP_ALL = timedelta(days=36500)
+
+
+def versions_kept(table: Any, reading: int | None, keep: timedelta,
+                  clock: Callable[[], datetime] | None) -> timedelta:
     """How old a version an optimise drops: `keep`, or the age of the version searches read
-    (`reading`, published before the optimise: lance.py) and a minute more, kept for them."""
-    ages: list[timedelta] = [datetime.now() - version["timestamp"] + timedelta(minutes=1)
-                             for version in table.list_versions()  # (naive, local times)
+    (`reading`, published before the optimise: lance.py) and a minute more, kept for them.
+    `clock`: the local wall time (the versions' timestamps are naive, local); without one no
+    age is known and no old version is dropped."""
+    if clock is None:
+        return KEEP_ALL
+    now = clock()
+    ages: list[timedelta] = [now - version["timestamp"] + timedelta(minutes=1)
+                             for version in table.list_versions()
                              if version["version"] == reading]
     return max([keep, *ages])

@@ -136,6 +136,22 @@ def test_a_new_graph_layout_is_kept_in_a_folder_of_its_own(
     assert multilingual.derived_folder(tmp_path) != current
 
 
+def test_earlier_layouts_of_the_same_weights_are_removed(tmp_path: Path) -> None:
+    key, other = "a" * 24, "b" * 24
+    current = tmp_path / f"e5-g{multilingual.GRAPH_VERSION}-{key}"
+    stale = [tmp_path / f"e5-{key}",
+             *(tmp_path / f"e5-g{n}-{key}" for n in range(1, multilingual.GRAPH_VERSION))]
+    kept = [current, tmp_path / f"e5-{other}", tmp_path / "minilm-onnx"]
+    for folder in stale + kept:
+        folder.mkdir()
+        (folder / "model.onnx").write_bytes(b"x")
+    (tmp_path / f"e5-g1-{key}.txt").write_text("a file, not a folder")
+    multilingual.drop_older_graphs(tmp_path, key)
+    assert stale and not any(folder.exists() for folder in stale)
+    assert all((folder / "model.onnx").exists() for folder in kept)
+    assert (tmp_path / f"e5-g1-{key}.txt").exists()
+
+
 @pytest.mark.model
 def test_padded_batches_give_each_text_its_vector_alone(derived: Path) -> None:
     alone = make_embedder("multilingual", _options(derived.parent)).embed(TEXTS)

@@ -5,8 +5,9 @@ XLM-RoBERTa vocabulary), a dependency of vaultmem. vaultmem does not run that pa
 (~10 short texts/s here): it reads the package's model file (e5_file.py) and makes, once, in
 the model cache (`<user data dir>/models/e5-g<graph version>-<hash of the file>/`), an ONNX
 graph that keeps the weights in 4 bits (e5_graph.py) and a SentencePiece tokenizer
-(sp_tokenizer.py); a new layout of the graph is made anew under its version. The ONNX
-runtime serves them like any other model. The files are checked against their manifest on
+(sp_tokenizer.py); a new layout of the graph is made anew under its version (the earlier
+layouts' folders of the same weights then removed). The ONNX runtime serves them like any
+other model. The files are checked against their manifest on
 every load and made again when missing or changed (onnx_cache.py), at set-up or on first need;
 nothing is downloaded. The model reads `query: ` before a query and `passage: ` before an
 indexed text, as e5 was trained (the prompts are part of the index's identity).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import shutil
 from pathlib import Path
 
 from vaultmem.errors import IndexUnusableError
@@ -78,8 +80,22 @@ def derived_folder(cache: Path) -> Path:
     """The folder of the derived model's files, made first (a few seconds) if missing or
     corrupt."""
     source = package_file()
-    folder = cache / f"e5-g{GRAPH_VERSION}-{model_key(cache, source)[:24]}"
-    return verified_folder(folder, FILES, lambda temp: derive(source, temp), str(source))
+    key = model_key(cache, source)[:24]
+    folder = cache / f"e5-g{GRAPH_VERSION}-{key}"
+    made = verified_folder(folder, FILES, lambda temp: derive(source, temp), str(source))
+    drop_older_graphs(cache, key)
+    return made
+
+
+def drop_older_graphs(cache: Path, key: str) -> None:
+    """Remove the files earlier layouts of the graph made from the same weights (`key`): the
+    first, `e5-<key>`, and `e5-g<n>-<key>` below GRAPH_VERSION (~80 MB each, never read
+    again). Other models' folders and other weights' are left alone."""
+    older = [cache / f"e5-{key}", *(cache / f"e5-g{n}-{key}" for n in range(1, GRAPH_VERSION))]
+    for folder in older:
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
+            log.info("removed %s, the multilingual model's files of an earlier layout", folder)
 
 
 def derive(source: Path, out_dir: Path) -> None:

@@ -17,7 +17,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote, urlsplit
 
 import psutil
 import pytest
@@ -86,6 +86,14 @@ def concrete(route: Route, ref: str = SAMPLE_ID) -> str:
 
 # schema-driven -----------------------------------------------------------------------------
 
+def sent_as_generated(case: Any, request: Any) -> bool:
+    """Whether every query parameter the case holds was sent: the HTTP client drops one whose
+    value serialises to nothing (an empty list, None), so a negative case whose violation was
+    such a parameter reaches the daemon as a valid request (a 200 is then right)."""
+    sent = parse_qs(urlsplit(request.url).query, keep_blank_values=True)
+    return all(name in sent for name in (case.query or {}))
+
+
 def fuzz_operation(target: Target, operation: Any, mode: GenerationMode, examples: int) -> None:
     """`examples` schemathesis cases of one mode for one operation, each sent and checked."""
     auth = {"Authorization": f"Bearer {target.token}"}
@@ -99,6 +107,8 @@ def fuzz_operation(target: Target, operation: Any, mode: GenerationMode, example
         target.statuses[response.status_code] += 1
         check_answer(response.status_code, response.content, response.elapsed,
                      (operation.label, mode.name))
+        if mode is GenerationMode.NEGATIVE and not sent_as_generated(case, response.request):
+            return  # the violation never reached the daemon: nothing to reject
         case.validate_response(response, checks=CHECKS, headers=auth, transport_kwargs={
             "base_url": target.base_url, "headers": auth})
 

@@ -29,16 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.chunk_cost import texts as chunk_texts
 from bench.eval_sets import VOK_VAULT
 from bench.support import load_average
 from vaultmem.config import Settings
-from vaultmem.core.chunking import embedding_text, note_chunks
 from vaultmem.index import multilingual
 from vaultmem.index.base import Embedder
 from vaultmem.index.embedders import make_embedder
 from vaultmem.index.onnx_embedder import OnnxEmbedder
 from vaultmem.settings_params import embedder_options
-from vaultmem.vault.notes import parse_note
 from vaultmem_testing.bench_vault import note_files
 
 
@@ -51,14 +50,8 @@ def corpus_texts(notes: int, every: int, settings: Settings) -> list[str]:
     every `every`-th one."""
     files = note_files(VOK_VAULT)
     chosen = sorted(files[i] for i in np.random.default_rng(7).permutation(len(files))[:notes])
-    texts = []
-    for rel in chosen:
-        note = parse_note(rel, (VOK_VAULT / rel).read_bytes())
-        texts += [embedding_text(note.title, chunk)
-                  for chunk in note_chunks(note.body, note.title,
-                                           max_chars=settings.chunk_max_chars,
-                                           min_chars=settings.chunk_min_chars)]
-    return texts[::every]
+    return chunk_texts([VOK_VAULT / rel for rel in chosen], VOK_VAULT,
+                       settings.chunk_max_chars, settings.chunk_min_chars)[::every]
 
 
 def models(folders: Sequence[Path], settings: Settings) -> dict[str, Embedder]:

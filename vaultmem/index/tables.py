@@ -148,7 +148,6 @@ def fts_terms(query: str) -> str:
     return " ".join(words[:_MAX_TERMS])
 
 
-
 def row_ids(table: Any) -> tuple[list[int], list[str], list[str]]:
     """Every stored row's id, chunk id and path (an optimise gives the rows new ids)."""
     rows = table.search().select(["chunk_id", "path"]).with_row_id(True).to_arrow()

@@ -134,10 +134,7 @@ def _qkv(b: _Builder, model: E5File, layer: int, x: str) -> list[str]:
     values = np.concatenate([value for _, value in parts])
     bias = np.concatenate([model.vector(f"l{layer}.{name}.b", (h,)) for name in "qkv"])
     name = f"l{layer}.qkv"
-    joined = b.op("MatMulNBits", [
-        x, b.weight(f"{name}.w", _pack(values)), b.weight(f"{name}.s", scales.reshape(-1)),
-        "", "", b.weight(f"{name}.b", bias),
-    ], MS, K=h, N=3 * h, bits=4, block_size=BLOCK, accuracy_level=ACCURACY_LEVEL)
+    joined = _matmul(b, name, x, scales, values, bias)
     outputs = [f"{name}_{part}" for part in "qkv"]
     b.nodes.append(helper.make_node(
         "Split", [joined, b.weight(f"{name}.split", np.array([h, h, h], np.int64))], outputs,
@@ -147,10 +144,18 @@ def _qkv(b: _Builder, model: E5File, layer: int, x: str) -> list[str]:
 
 def _linear(b: _Builder, model: E5File, name: str, x: str, n_in: int, n_out: int) -> str:
     scales, values = model.q4(f"{name}.w", n_out, n_in)
+    return _matmul(b, name, x, scales, values, model.vector(f"{name}.b", (n_out,)))
+
+
+def _matmul(b: _Builder, name: str, x: str, scales: np.ndarray, values: np.ndarray,
+            bias: np.ndarray) -> str:
+    """x @ W.T + bias, W's rows in Q4_0 blocks (`scales` [rows, blocks], `values` [rows,
+    blocks, 32]), as one MatMulNBits."""
+    n_out, blocks = scales.shape
     return b.op("MatMulNBits", [
         x, b.weight(f"{name}.w", _pack(values)), b.weight(f"{name}.s", scales.reshape(-1)),
-        "", "", b.weight(f"{name}.b", model.vector(f"{name}.b", (n_out,))),
-    ], MS, K=n_in, N=n_out, bits=4, block_size=BLOCK, accuracy_level=ACCURACY_LEVEL)
+        "", "", b.weight(f"{name}.b", bias),
+    ], MS, K=blocks * BLOCK, N=n_out, bits=4, block_size=BLOCK, accuracy_level=ACCURACY_LEVEL)
 
 
 def _norm(b: _Builder, model: E5File, x: str, name: str) -> str:

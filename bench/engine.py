@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from bench.churn import churn
+from bench.eval_sets import CORPORA, VOK_VAULT
 from bench.filters import filtered_search, filtered_summary
 from bench.report import (
     CHECKER,
@@ -80,8 +81,8 @@ from vaultmem_testing.bench_vault import (
 )
 from vaultmem_testing.queries import QUERIES
 
-CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
-TASKS_CORPUS = Path("/work/shared/corpora/obsidian-tasks")
+CORPUS = VOK_VAULT
+TASKS_CORPUS = CORPORA / "obsidian-tasks"
 
 
 # ---- 1. index throughput -------------------------------------------------------------------

@@ -19,6 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.eval_sets import VOK_VAULT
 from bench.support import load_average, machine_lines, now_utc
 from vaultmem.core.chunking import chunk_markdown
 from vaultmem.vault.notes import read_note
@@ -26,7 +27,7 @@ from vaultmem_testing.bench_vault import VaultGenerator, note_files, usable_chun
 from vaultmem_testing.daemon import REAL_MODEL, DaemonProcess
 from vaultmem_testing.measure import CLK_TCK, cpu_seconds
 
-CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
+CORPUS = VOK_VAULT
 
 
 def make_vault(target: Path, chunks: int) -> list[str]:

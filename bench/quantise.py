@@ -29,7 +29,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
-CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
+from bench.eval_sets import VOK_VAULT
+
+CORPUS = VOK_VAULT
 
 
 def say(text: str = "") -> None:

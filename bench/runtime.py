@@ -32,13 +32,14 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numpy as np
 
+from bench.eval_sets import VOK_VAULT
 from vaultmem_testing.bench_vault import note_files
 from vaultmem_testing.queries import QUERIES
 
 # the benchmark's own helpers are imported in main(): a child process measuring cold start
 # imports this module and only the runtime it starts
 
-CORPUS = Path("/work/shared/corpora/vaultofknowledge/vault")
+CORPUS = VOK_VAULT
 MAX_TOKENS = 256
 BATCH = 16
 

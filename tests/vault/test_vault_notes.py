@@ -20,8 +20,9 @@ from vaultmem.vault.notes import (
     read_note,
     title_of,
 )
+from vaultmem_testing.sample_vault import REPO
 
-CORPORA = Path("/work/shared/corpora")
+CORPORA = REPO.parent / "shared" / "corpora"
 
 
 class TestTitle:

@@ -50,6 +50,9 @@ VARIANTS: dict[str, Callable[[RankingParams], RankingParams]] = {
         p, thread_any_name=False, thread_short_share=0.0),
     "threads: numbered names, folders of >= 80 % short notes": lambda p: replace(
         p, thread_any_name=False, thread_short_share=0.8),
+    "names lift by coverage squared (half a name named: a quarter)": lambda p: replace(
+        p, name_power=2.0),
+    "names lift by coverage cubed": lambda p: replace(p, name_power=3.0),
 }
 
 

@@ -80,6 +80,7 @@ class RankingParams:
     # a folder reads as a thread only when this share of its notes is short (0: any folder)
     thread_short_share: float = THREAD_SHORT_SHARE
     name_boost: float = NAME_BOOST  # 0: names do not lift
+    name_power: float = 1.0  # the lift grows with the name's coverage to this power
     exact_name_first: bool = True
     confidence_depth: int = CONFIDENCE_DEPTH
     cosine_none: float = COSINE_NONE  # the model's cosine of unrelated texts (relevance.py)
@@ -306,7 +307,7 @@ def rank_notes(
         if name is NO_NAME_MATCH:  # most notes: × 1.0 and not exact, as below
             boosted[p], exact[p] = s, False
         else:
-            boosted[p] = s * (1.0 + params.name_boost * name.coverage)
+            boosted[p] = s * (1.0 + params.name_boost * name.coverage ** params.name_power)
             exact[p] = params.exact_name_first and name.exact
     scores = boosted
     # the sort keys made at once: a key function called per note cost as much as the sort

@@ -161,7 +161,7 @@ class QueryContexts:
             short = self._catalog.paths_in_folder(
                 key[0], key[1], max_chunks=params.thread_max_chunks, memories=False)
             thread = (thread_of(short, key, any_name=params.thread_any_name)
-                      if _mostly_short(self._catalog, key, short, params) else [])
+                      if mostly_short(self._catalog, key, short, params) else [])
             found = threads[(rule, key)] = (thread, {p: i for i, p in enumerate(thread)})
         return found
 
@@ -179,7 +179,7 @@ def _folder(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def _mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],
+def mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],
                   params: RankingParams) -> bool:
     """Whether the folder of `key` reads as a thread: `params.thread_short_share` of its notes
     (those of its date, for a dated key) are short, like the turns or entries of one log, and

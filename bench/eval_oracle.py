@@ -6,9 +6,10 @@ every system, chosen per question after the fact.
 For each tldr language and split, the mean nDCG@5 of each system of the run (vaultmem with
 either model, dense chunks and BM25 + dense fusion with either model, BM25) and of the
 per-question oracle: for every answerable question the best figure any of them reached. No
-ranking can be chosen that way (it needs the judgments); it bounds what picking or weighing
-these signals per question could give, and so says whether a target is a matter of ranking
-or of the signals themselves (docs/benchmarks.md, "Search in other languages").
+ranking can be chosen that way (it needs the judgments); it bounds what picking one of these
+systems per question could give (a fusion passes it only where each signal finds part of
+the answer), and so says whether a target is a matter of ranking or of the signals
+themselves (docs/benchmarks.md, "Search in other languages").
 """
 
 from __future__ import annotations

@@ -53,6 +53,9 @@ VARIANTS: dict[str, Callable[[RankingParams], RankingParams]] = {
     "names lift by coverage squared (half a name named: a quarter)": lambda p: replace(
         p, name_power=2.0),
     "names lift by coverage cubed": lambda p: replace(p, name_power=3.0),
+    "words weighed by their coverage to the power 1.5": lambda p: replace(
+        p, coverage_power=1.5),
+    "words weighed by their coverage squared": lambda p: replace(p, coverage_power=2.0),
 }
 
 

@@ -180,7 +180,7 @@ def _folder(path: str) -> str:
 
 
 def mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],
-                  params: RankingParams) -> bool:
+                 params: RankingParams) -> bool:
     """Whether the folder of `key` reads as a thread: `params.thread_short_share` of its notes
     (those of its date, for a dated key) are short, like the turns or entries of one log, and
     no memories: each memory is saved to stand on its own, and a folder of them is no log."""

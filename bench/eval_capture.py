@@ -130,10 +130,16 @@ def capture_all(embedders: dict[str, CachedEmbedder], *, sets: Sequence[str] = (
         if "tldr" in sets:
             for language in languages:
                 for model, embedder in embedders.items():
-                    if auto_model_only and (model == "english") != (language == "en"):
+                    if auto_model_only and not picked_by_auto(language, model):
                         continue
                     yield capture(load_tldr(language), embedder, work,
                                   f"tldr-{language}/{model}")
+
+
+def picked_by_auto(language: str, model: str) -> bool:
+    """Whether `embedding_model = "auto"` picks `model` for a vault in `language`: the
+    English model for English, the multilingual one otherwise."""
+    return (model == "english") == (language == "en")
 
 
 def save(sets: list[CapturedSet], path: Path) -> None:

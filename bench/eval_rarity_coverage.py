@@ -21,7 +21,7 @@ from pathlib import Path
 
 import vaultmem.core.ranking as ranking
 from bench.eval_ablation import CAPTURE, checks
-from bench.eval_capture import CapturedSet, load
+from bench.eval_capture import CapturedSet, load, picked_by_auto
 from bench.eval_rarity import document_frequencies, rarity_weights, vault_notes
 from vaultmem.core.function_words import ENGLISH
 from vaultmem.core.relevance import words_found
@@ -66,9 +66,8 @@ def measure(sets: list[CapturedSet], powers: Sequence[float]) -> dict[str, dict[
     """Every check's figure today and with each power (the tldr sets of the model `auto`
     picks only)."""
     base = ranking_for("")
-    chosen = [s for s in sets if not s.name.startswith("tldr-")
-              or (s.name == "tldr-en/english") or (s.name.endswith("/multilingual")
-                                                   and s.name != "tldr-en/multilingual")]
+    chosen = [s for s in sets if not s.name.startswith("tldr-") or picked_by_auto(
+        s.name.partition("/")[0].removeprefix("tldr-"), s.name.partition("/")[2])]
     runs: dict[str, dict[str, float]] = {"today": {}, **{f"p {p:g}": {} for p in powers}}
     today = ranking.word_evidences
     with tempfile.TemporaryDirectory(prefix="vaultmem-rarity-coverage-") as tmp:

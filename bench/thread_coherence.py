@@ -25,8 +25,8 @@ from bench.eval_sets import RetrievalSet, build_locomo, load_tldr, load_vok
 from bench.support import make_app
 from vaultmem.app import App
 from vaultmem.core.ranking import DEFAULT_RANKING
-from vaultmem.core.relevance import thread_key, thread_of
-from vaultmem.engine.search_context import mostly_short
+from vaultmem.core.relevance import thread_key
+from vaultmem.engine.search_context import thread_notes
 
 #: (folder, notes, adj, far, all) of one thread folder
 Row = tuple[str, int, float, float, float]
@@ -39,13 +39,10 @@ def folder_rows(app: App) -> list[Row]:
     params = DEFAULT_RANKING
     threads: dict[tuple[str, str, str], list[str]] = {}
     for path in sorted(vectors):
-        key = thread_key(path, any_name=True)
+        key = thread_key(path, any_name=params.thread_any_name)
         if key is None or key in threads:
             continue
-        short = catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks,
-                                        memories=False)
-        threads[key] = ([p for p in thread_of(short, key, any_name=True) if p in vectors]
-                        if mostly_short(catalog, key, short, params) else [])
+        threads[key] = [p for p in thread_notes(catalog, key, params) if p in vectors]
     rows = []
     for key, thread in threads.items():
         if len(thread) < 4:

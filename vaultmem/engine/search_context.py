@@ -158,10 +158,7 @@ class QueryContexts:
         threads = self._threads.setdefault(key[0], {})
         found = threads.get((rule, key))
         if found is None:
-            short = self._catalog.paths_in_folder(
-                key[0], key[1], max_chunks=params.thread_max_chunks, memories=False)
-            thread = (thread_of(short, key, any_name=params.thread_any_name)
-                      if mostly_short(self._catalog, key, short, params) else [])
+            thread = thread_notes(self._catalog, key, params)
             found = threads[(rule, key)] = (thread, {p: i for i, p in enumerate(thread)})
         return found
 
@@ -179,8 +176,17 @@ def _folder(path: str) -> str:
     return path.rpartition("/")[0]
 
 
-def mostly_short(catalog: Catalog, key: tuple[str, str, str], short: list[str],
-                 params: RankingParams) -> bool:
+def thread_notes(catalog: Catalog, key: _Key, params: RankingParams) -> list[str]:
+    """The short notes of `key`'s thread in order, or none when its folder reads as no thread
+    (`params`' thread rule)."""
+    short = catalog.paths_in_folder(key[0], key[1], max_chunks=params.thread_max_chunks,
+                                    memories=False)
+    return (thread_of(short, key, any_name=params.thread_any_name)
+            if _mostly_short(catalog, key, short, params) else [])
+
+
+def _mostly_short(catalog: Catalog, key: _Key, short: list[str],
+                  params: RankingParams) -> bool:
     """Whether the folder of `key` reads as a thread: `params.thread_short_share` of its notes
     (those of its date, for a dated key) are short, like the turns or entries of one log, and
     no memories: each memory is saved to stand on its own, and a folder of them is no log."""

@@ -2,11 +2,15 @@
 
 Layout under the cache folder (by default `<user data dir>/models`):
 
-    sources.json                  model dir -> its files' stamps and its content hash
-    <content hash>/model.onnx     the exported transformer's graph (fp32)
-    <content hash>/model.weights  its weights, memory-mapped by ONNX Runtime (onnx_export.py)
-    <content hash>/manifest.json  both files' SHA-256 and size, written after the export
-    <content hash>/verified.json  both files' stat when their bytes last matched the manifest
+    sources.json                     model dir -> its files' stamps and its content hash
+    <content hash>-r2/model.onnx     the exported transformer's graph (fp32; graph revision 2)
+    <content hash>-r2/model.weights  its weights, memory-mapped by ONNX Runtime (onnx_export.py)
+    <content hash>-r2/manifest.json  both files' SHA-256 and size, written after the export
+    <content hash>-r2/verified.json  both files' stat when their bytes last matched the manifest
+
+A folder without the `-rN` suffix holds revision 1 (the graph as torch exported it): a
+verified one is revised into the new folder without torch, its weights hard-linked (no second
+copy on disk). It stays, so an earlier vaultmem beside this one keeps finding its files.
 
 A model directory is hashed once; later starts compare its files' stamps (size, inode, mtime,
 ctime: `model_files.file_stamp`) and reuse the hash. The ONNX files are checked against their
@@ -35,7 +39,7 @@ from typing import Any
 
 from vaultmem.errors import IndexUnusableError
 from vaultmem.index.model_files import content_hash, file_stamp, hash_file, stamp
-from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
+from vaultmem.index.onnx_export import GRAPH_NAME, GRAPH_REVISION, WEIGHTS_NAME
 
 FILES = (GRAPH_NAME, WEIGHTS_NAME)
 FORMAT = 2
@@ -68,9 +72,25 @@ def model_key(cache: Path, model_dir: Path) -> str:
 def onnx_file(cache: Path, model_dir: Path) -> Path:
     """The verified ONNX graph of `model_dir` (its weights beside it), exported first if
     missing or corrupt."""
-    folder = cache / model_key(cache, model_dir)[:32]
-    return verified_folder(folder, FILES, lambda temp: _export(model_dir, temp),
-                           str(model_dir)) / GRAPH_NAME
+    key = model_key(cache, model_dir)[:32]
+    earlier = cache / key  # revision 1's folder
+    made = verified_folder(cache / f"{key}-r{GRAPH_REVISION}", FILES,
+                           lambda temp: _export_or_revise(model_dir, earlier, temp),
+                           str(model_dir))
+    return made / GRAPH_NAME
+
+
+def _export_or_revise(model_dir: Path, earlier: Path, temp: Path) -> None:
+    """The graph from an earlier revision's verified files if there are some (no torch,
+    ~1 s), else exported from the model."""
+    if is_verified(earlier):
+        try:
+            _in_child(["--revise", str(earlier), str(temp)], str(earlier))
+            return
+        except IndexUnusableError:
+            for name in FILES:
+                (temp / name).unlink(missing_ok=True)
+    _export(model_dir, temp)
 
 
 def verified_folder(folder: Path, files: Sequence[str], make: Callable[[Path], None],
@@ -163,14 +183,17 @@ def publish(folder: Path, names: Sequence[str], make: Callable[[Path], None],
 
 def _export(model_dir: Path, out_dir: Path) -> None:
     """The torch export, in a child process: the caller never imports torch."""
+    _in_child([str(model_dir), str(out_dir)], str(model_dir))
+
+
+def _in_child(args: list[str], source: str) -> None:
+    """`python -m vaultmem.index.onnx_export ARGS` in a child process."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "vaultmem.index.onnx_export", str(model_dir), str(out_dir)],
-        capture_output=True, text=True, env=env, check=False,
-    )
+    done = subprocess.run([sys.executable, "-m", "vaultmem.index.onnx_export", *args],
+                          capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise IndexUnusableError(f"cannot export {model_dir} to ONNX: {tail}")
+        raise IndexUnusableError(f"cannot export {source} to ONNX: {tail}")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

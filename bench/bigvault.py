@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.contention import burners
+from bench.idle import threads
 from bench.support import load_average, machine_lines, now_utc, p50, p95
 from bench.touch import worktree
 from vaultmem_testing.daemon import REAL_MODEL, REPO, DaemonProcess
@@ -56,6 +57,7 @@ TARGETS = 10
 FOUND_IN = 20  # a target counts as found when its path is among this many results
 PER_SECOND = 3  # searches a second at most (a user's pace, not a load test)
 YEAR_S = 365 * 86400
+MODEL_THREADS = "inference"  # the kernel name of the inference thread and its runtime's pool
 
 
 @dataclass
@@ -73,6 +75,7 @@ class Round:
     chunks_embedded: int = 0
     index_s: float = 0.0  # the first index's run time (ready or the limit)
     cpu_s: float = 0.0
+    model_cpu_s: float = 0.0  # the inference threads' (the model's pool threads are named so)
     load: str = "?"  # the load average at the round's end, the burners still running
 
 
@@ -196,6 +199,8 @@ def _measured_round(source: Path, work: Path, vault: Path, wanted: list[tuple[st
         time.sleep(5.0)  # settled
         result.rss_after_mb = rss_mb(daemon.pid)
         result.cpu_s = cpu_seconds(daemon.pid)
+        result.model_cpu_s = sum(cpu for name, cpu, _ in threads(daemon.pid).values()
+                                 if name.startswith(MODEL_THREADS))
         result.load = load_average()
     finally:
         daemon.stop(timeout=120)
@@ -223,7 +228,8 @@ def report(name: str, r: Round, limit_s: float, busy: int = 0) -> None:
           f"every note by its words {seconds(r.words_s)} s\n"
           f"    index ready {seconds(r.ready_s)} s (limit {limit_s:g} s); vectors written: "
           f"{r.notes_embedded:,} notes, {r.chunks_embedded:,} chunks, {rate:.1f} chunks/s, "
-          f"{per_chunk * 1000:.1f} CPU ms per chunk\n"
+          f"{per_chunk * 1000:.1f} CPU ms per chunk, "
+          f"{100 * r.model_cpu_s / r.cpu_s if r.cpu_s else 0:.0f} % of it the model's threads\n"
           f"    search during the index: p50 {p50(r.searches_ms):.0f} ms, "
           f"p95 {p95(r.searches_ms):.0f} ms ({len(r.searches_ms)} searches)\n"
           f"    RSS max during {r.rss_during_mb:.0f} MB, after {r.rss_after_mb:.0f} MB "

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from bench.model_speed import corpus_texts, onnx_of, say
+from bench.model_speed import corpus_texts, onnx_of, say, say_spent
 from bench.support import load_average
 from vaultmem.config import Settings
 from vaultmem.index.embedders import make_embedder
@@ -129,10 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         for name, graph in (("baseline", baseline), ("current", current)):
             spent = profile(graph, threads, feeds, args.profile_dir / f"graph_speed_{name}")
-            total = sum(spent.values())
-            say(f"{name}: {total:.2f} s in kernels")
-            for what, s in spent.most_common(8):
-                say(f"    {what:26s} {s:6.2f} s {100 * s / total:5.1f} %")
+            say(f"{name}: {sum(spent.values()):.2f} s in kernels")
+            say_spent(spent)
     say(f"load at the end {load_average()}")
     return 0
 

@@ -128,6 +128,13 @@ def profile(embedder: Embedder, texts: list[str],
 
 
 
+def say_spent(spent: collections.Counter[str], top: int = 8) -> None:
+    """The `top` largest parts of a profile (seconds each), with their share of the whole."""
+    total = sum(spent.values()) or 1.0
+    for what, seconds in spent.most_common(top):
+        say(f"    {what:26s} {seconds:6.3f} s {100 * seconds / total:5.1f} %")
+
+
 def tokens(embedder: Embedder, texts: list[str]) -> int:
     inner = onnx_of(embedder)
     passage = getattr(embedder, "passage_prompt", "")
@@ -170,8 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             wall, by_op = profile(embedder, sample, args.profile_dir / "model_speed")
             total = sum(by_op.values())
             say(f"  {name}: {wall:.2f} s wall, {total:.2f} s in kernels")
-            for op, spent in by_op.most_common(8):
-                say(f"    {op:26s} {spent:6.3f} s {100 * spent / total:5.1f} %")
+            say_spent(by_op)
     say(f"\nload at the end {load_average()}")
     return 0
 

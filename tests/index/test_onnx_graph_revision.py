@@ -111,12 +111,18 @@ def _model_dir(tmp_path: Path) -> Path:
     return model
 
 
+@pytest.fixture
+def cached(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(cache, model directory, the cache's verified revision-1 folder of that model)."""
+    cache, model = tmp_path / "models", _model_dir(tmp_path)
+    return cache, model, _earlier_revision(cache, model)
+
+
 @pytest.mark.timeout(120)
 def test_an_earlier_revision_is_revised_without_torch_and_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    cached: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cache, model = tmp_path / "models", _model_dir(tmp_path)
-    earlier = _earlier_revision(cache, model)
+    cache, model, earlier = cached
     scores, mask = _inputs()
     before = _run(earlier / GRAPH_NAME, scores, mask)
     weights = (earlier / WEIGHTS_NAME).read_bytes()
@@ -136,10 +142,9 @@ def test_an_earlier_revision_is_revised_without_torch_and_kept(
 
 @pytest.mark.timeout(120)
 def test_an_earlier_revision_that_fails_its_check_is_exported_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    cached: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cache, model = tmp_path / "models", _model_dir(tmp_path)
-    earlier = _earlier_revision(cache, model)
+    cache, model, earlier = cached
     with (earlier / WEIGHTS_NAME).open("r+b") as handle:
         handle.write(b"\xff" * 8)
     exported: list[Path] = []

@@ -29,7 +29,7 @@ from bench.model_speed import corpus_texts, onnx_of, say, say_spent
 from bench.support import load_average
 from vaultmem.config import Settings
 from vaultmem.index.embedders import make_embedder
-from vaultmem.index.onnx_cache import onnx_file
+from vaultmem.index.onnx_cache import graph_folders, onnx_file
 from vaultmem.settings_params import embedder_options
 
 DENSE = ("query/", "key/", "value/", "output/dense", "intermediate/dense")
@@ -94,8 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     options = embedder_options(settings)
     inner = onnx_of(make_embedder("english", options))
     current = onnx_file(options.cache, inner._files.path)
-    baseline = args.baseline_graph or current.parent.with_name(
-        current.parent.name.rsplit("-r", 1)[0]) / current.name
+    baseline = args.baseline_graph or graph_folders(
+        options.cache, inner._files.path)[1] / current.name
     if not baseline.is_file():
         raise SystemExit(f"no baseline graph at {baseline} (--baseline-graph FILE)")
     inner.load()

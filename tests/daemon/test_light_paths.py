@@ -16,8 +16,8 @@ from vaultmem_testing.sample_vault import redated_sample_vault
 
 pytestmark = pytest.mark.timeout(900)
 
-HEAVY = ("lancedb", "pyarrow", "onnxruntime", "tokenizers", "torch", "sentence_transformers",
-         "transformers", "numpy")
+HEAVY = ("lancedb", "pyarrow", "onnxruntime", "openvino", "tokenizers", "torch",
+         "sentence_transformers", "transformers", "numpy")
 
 #: Runs CLI commands in one process, then names the heavy modules it imported.
 CLI = """
@@ -66,14 +66,16 @@ def test_the_cli_beside_a_daemon_imports_no_model_runtime_and_no_lancedb(tmp_pat
 
 
 @pytest.mark.model
-def test_a_daemon_on_the_onnx_runtime_serves_and_follows_edits_without_torch(
-    tmp_path: Path,
+@pytest.mark.parametrize(("runtime", "library"), [("onnx", "onnxruntime"),
+                                                   ("openvino", "libopenvino")])
+def test_a_daemon_on_an_onnx_graph_runtime_serves_and_follows_edits_without_torch(
+    tmp_path: Path, runtime: str, library: str,
 ) -> None:
     """sentence-transformers cannot be imported without torch, and torch cannot be imported
     without mapping libtorch: the daemon's memory maps show which runtime it loaded."""
     vault = redated_sample_vault(tmp_path / "vault")
     daemon = DaemonProcess(vault, tmp_path / "data", settings=REAL_MODEL,
-                           VAULTMEM_EMBEDDING_RUNTIME="onnx")
+                           VAULTMEM_EMBEDDING_RUNTIME=runtime)
     try:
         daemon.start(600)  # the first index with the real model (~80 s on a loaded 2-core box)
         client = daemon.client
@@ -86,5 +88,5 @@ def test_a_daemon_on_the_onnx_runtime_serves_and_follows_edits_without_torch(
         maps = Path(f"/proc/{daemon.proc.pid}/maps").read_text()
     finally:
         daemon.stop()
-    assert "onnxruntime" in maps
+    assert library in maps
     assert "libtorch" not in maps

@@ -93,7 +93,7 @@ def test_runtime_choice(tmp_path: Path) -> None:
     assert isinstance(auto, OnnxEmbedder) and auto.runtime == "onnx" and not auto.loaded
     assert auto.name == str(model.resolve())  # the same identity as the torch runtime's
     assert make_embedder(str(model), _options(tmp_path, runtime="torch")).name == auto.name
-    default = make_embedder("default", _options(tmp_path))
+    default = make_embedder("default", _options(tmp_path, runtime="onnx"))
     assert isinstance(default, OnnxEmbedder)
     assert default.name == make_embedder("default").name  # an index built by torch is kept
     # no tokenizer.json, or a pooling numpy does not do: no ONNX form

@@ -28,6 +28,11 @@ from vaultmem.index import inference
 from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.model_files import ModelFiles, read_model_files
 from vaultmem.index.onnx_embedder import OnnxEmbedder, onnx_available
+from vaultmem.index.openvino_runtime import (
+    machine_has_bf16,
+    openvino_available,
+    precision_suffix,
+)
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 FAKE_NAME = "fake/hashed-words-v1"
@@ -267,7 +272,7 @@ class PromptedEmbedder:
 class EmbedderOptions:
     """How a real model runs (from Settings, which holds the defaults)."""
 
-    runtime: str  # auto, onnx or torch
+    runtime: str  # auto, openvino, onnx or torch
     cache: Path  # where ONNX files made from local models are kept
     query_prompt: str  # "" : the model's own (config_sentence_transformers.json), if any
     passage_prompt: str
@@ -299,10 +304,12 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
     files = read_model_files(directory) if directory.is_dir() else None
     runtime = choose_runtime(options.runtime if options else "torch", files, model)
     inner: Embedder
-    if runtime == "onnx":
+    if runtime in ("onnx", "openvino"):
         assert files is not None and options is not None
-        inner = OnnxEmbedder(_model_name(model), files, options.cache, threads=options.threads,
-                             batch_size=options.batch_size)
+        bf16 = runtime == "openvino" and machine_has_bf16()
+        inner = OnnxEmbedder(_model_name(model) + precision_suffix(bf16), files, options.cache,
+                             threads=options.threads, batch_size=options.batch_size,
+                             openvino=runtime == "openvino", bf16=bf16)
     else:
         inner = SentenceTransformerEmbedder(model)
     return _prompted(inner, options, files)
@@ -356,8 +363,12 @@ def _multilingual(options: EmbedderOptions | None) -> Embedder:
     return _prompted(inner, options, files)
 
 
-def choose_runtime(wanted: str, files: ModelFiles | None, model: str | None) -> str:
-    """`auto` is ONNX when it is installed and the model is a local directory it can run."""
+def choose_runtime(wanted: str, files: ModelFiles | None, model: str | None,
+                   bf16: bool | None = None) -> str:
+    """`auto` is OpenVINO for the bundled English model on a CPU with bf16 units (`bf16`:
+    this machine's, unless given) when OpenVINO is installed, else ONNX Runtime when it is
+    installed and the model is a local directory it can run, else torch. `openvino` and
+    `onnx` run the ONNX graph, so they need what `onnx` needs."""
     if wanted == "torch":
         return "torch"
     problem = None
@@ -367,10 +378,16 @@ def choose_runtime(wanted: str, files: ModelFiles | None, model: str | None) -> 
         problem = files.onnx_problem
     elif not onnx_available():
         problem = "onnxruntime and tokenizers are not installed"
+    if problem is None and wanted == "openvino" and not openvino_available():
+        problem = "openvino is not installed"
     if problem is None:
+        if wanted == "openvino":
+            return "openvino"
+        if wanted == "auto" and model is None and openvino_available():
+            return "openvino" if (machine_has_bf16() if bf16 is None else bf16) else "onnx"
         return "onnx"
-    if wanted == "onnx":
-        raise ConfigError(f"embedding_runtime = onnx cannot run this model: {problem}")
+    if wanted in ("onnx", "openvino"):
+        raise ConfigError(f"embedding_runtime = {wanted} cannot run this model: {problem}")
     return "torch"
 
 

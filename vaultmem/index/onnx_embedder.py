@@ -49,16 +49,21 @@ class OnnxEmbedder:
 
     def __init__(self, name: str, files: ModelFiles, cache: Path, *, threads: int = 1,
                  batch_size: int = 1, derived: Callable[[], Path] | None = None,
-                 side_by_side: bool = False) -> None:
+                 side_by_side: bool = False, openvino: bool = False, bf16: bool = False
+                 ) -> None:
         """`derived`: for a model made here from another form (multilingual.py), the folder
         of its verified files (graph, weights, SentencePiece tokenizer); otherwise the graph
         is exported from the sentence-transformers directory `files.path`. `side_by_side`:
         `threads` one-thread model calls run side by side (bulk pieces on as many inference
         threads); otherwise (the default) one call at a time with `threads` intra-op threads.
         Side by side measured no faster on 2 busy cores, and two calls at once wrote a page
-        of the mapped weights (their release then stops): docs/benchmarks.md."""
+        of the mapped weights (their release then stops): docs/benchmarks.md. `openvino`: the
+        graph runs on OpenVINO (openvino_runtime.py), in bf16 if `bf16`, which `name` must
+        then say (the vectors differ from fp32's)."""
         self.name = name
-        self.runtime = "onnx"
+        self.runtime = "openvino" if openvino else "onnx"
+        self._openvino = openvino
+        self._bf16 = bf16
         self._files = files
         self._cache = cache
         self._derived = derived
@@ -117,8 +122,9 @@ class OnnxEmbedder:
 
     def _empty_arena(self) -> Any:
         """Hand the arena's free blocks back: ONNX Runtime shrinks an arena only at the end of
-        a run that asks for it, so a one-token run asks (a few ms, once per bulk embedding).
-        Returns the run's token vectors (the load reads the model's dimension from them)."""
+        a run that asks for it, so a one-token run asks (a few ms, once per bulk embedding;
+        OpenVINO has no such arena and ignores the ask). Returns the run's token vectors (the
+        load reads the model's dimension from them)."""
         return self._session.run(None, self._smallest, self._emptying)[0]
 
     def _ensure_loaded(self) -> None:
@@ -132,7 +138,6 @@ class OnnxEmbedder:
         from vaultmem.index.onnx_cache import onnx_file
 
         try:
-            import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:
             raise IndexUnusableError(f"the ONNX runtime is not installed: {exc}") from exc
@@ -142,28 +147,53 @@ class OnnxEmbedder:
         else:
             tokenizer = _tokenizer(Tokenizer, self._files)
             path = onnx_file(self._cache, self._files.path)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1 if self._side_by_side else self._threads
-        options.inter_op_num_threads = 1
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        options.log_severity_level = 3
-        try:
-            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own exception types
-            raise IndexUnusableError(
-                f"cannot load the ONNX model of {self._files.path}: {exc}") from exc
-        self._weights = MappedWeights(path.parent / WEIGHTS_NAME)
-        self._weights.settle()
+        if self._openvino:
+            session = _openvino_session(path, self._threads, self._bf16)
+        else:
+            session, self._emptying = _ort_session(
+                path, 1 if self._side_by_side else self._threads, self._files.path)
+            self._weights = MappedWeights(path.parent / WEIGHTS_NAME)
+            self._weights.settle()
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._tokenizer = tokenizer
-        self._emptying = ort.RunOptions()
-        self._emptying.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
         self._smallest = self._feed(["a"])
         self._session = session
         self._dim = int(self._empty_arena().shape[-1])  # one run: the probe empties the arena
         if self._side_by_side:
             inference.shared().widen(self._threads)
         trim_heap()
+
+
+def _ort_session(path: Path, threads: int, source: Path) -> tuple[Any, Any]:
+    """An ONNX Runtime session, and the run options that empty its arena."""
+    try:
+        import onnxruntime as ort
+    except ImportError as exc:
+        raise IndexUnusableError(f"the ONNX runtime is not installed: {exc}") from exc
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own exception types
+        raise IndexUnusableError(f"cannot load the ONNX model of {source}: {exc}") from exc
+    emptying = ort.RunOptions()
+    emptying.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return session, emptying
+
+
+def _openvino_session(graph: Path, threads: int, bf16: bool) -> Any:
+    from vaultmem.index.openvino_runtime import OpenVinoSession, ir_file
+
+    xml = ir_file(graph)
+    try:
+        return OpenVinoSession(xml, threads, bf16)
+    except ImportError as exc:
+        raise IndexUnusableError(f"OpenVINO is not installed: {exc}") from exc
+    except Exception as exc:  # OpenVINO raises its own exception types
+        raise IndexUnusableError(f"cannot load the OpenVINO model {xml}: {exc}") from exc
 
 
 def _tokenizer(tokenizer_class: Any, files: ModelFiles) -> Any:

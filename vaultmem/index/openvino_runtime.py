@@ -1,0 +1,131 @@
+"""The OpenVINO runtime: the English model's ONNX graph run by OpenVINO, in bf16 where the CPU
+computes bf16 (AMX or AVX-512 BF16), else in fp32.
+
+Why: through a first index ~90 % of the daemon's CPU is the model, and 65 % of that is its
+dense fp32 matmuls (docs/benchmarks.md). On a CPU with bf16 units the same graph runs ~1.8x
+as fast (one text a call), and the vectors stay within cosine 0.9999 of fp32's; int8 moved
+them ten times as far. bf16 vectors are not fp32's, so the model's index identity says so
+(`precision_suffix`) and a switch of runtime rebuilds the index. In fp32 the vectors match
+ONNX Runtime's to ~1e-7 and share its identity.
+
+The graph is converted once into OpenVINO's own form beside the cached ONNX files
+(`<graph folder>-ov1/model.xml`, `model.bin`), weights stored as fp16 (rounded again to bf16
+when compiled; fp32 copies would keep ~90 MB more resident), in a child process, checked
+against its manifest like the ONNX files (onnx_cache.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from vaultmem.errors import IndexUnusableError
+
+IR_FILES = ("model.xml", "model.bin")
+IR_REVISION = 1
+BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+
+
+def openvino_available() -> bool:
+    """Whether OpenVINO is installed (found without importing it)."""
+    return importlib.util.find_spec("openvino") is not None
+
+
+def cpu_has_bf16(cpuinfo: str) -> bool:
+    """Whether a /proc/cpuinfo text names bf16 arithmetic units."""
+    flags = set()
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.partition(":")[2].split())
+    return any(flag in flags for flag in BF16_FLAGS)
+
+
+def machine_has_bf16() -> bool:
+    """This machine's answer to `cpu_has_bf16` (False where there is no /proc/cpuinfo)."""
+    try:
+        return cpu_has_bf16(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
+def precision_suffix(bf16: bool) -> str:
+    """What the index's model identity adds for vectors computed in bf16."""
+    return " (bf16)" if bf16 else ""
+
+
+def ir_file(graph: Path) -> Path:
+    """OpenVINO's form of the verified ONNX `graph`, made first if missing or corrupt."""
+    from vaultmem.index.onnx_cache import verified_folder
+
+    folder = graph.parent.with_name(f"{graph.parent.name}-ov{IR_REVISION}")
+    made = verified_folder(folder, IR_FILES, lambda temp: _convert_in_child(graph, temp),
+                           str(graph))
+    return made / IR_FILES[0]
+
+
+def _convert_in_child(graph: Path, out_dir: Path) -> None:
+    """The conversion in a child process: its peak memory (the whole fp32 model read and
+    written again) never stays in the daemon."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "vaultmem.index.openvino_runtime",
+                           str(graph), str(out_dir)], capture_output=True, text=True,
+                          check=False)
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise IndexUnusableError(f"cannot convert {graph} for OpenVINO: {tail}")
+
+
+class OpenVinoSession:
+    """A compiled model with ONNX Runtime's session calls the ONNX embedder makes (`run`,
+    `get_inputs`). One request object: every call comes from the inference thread."""
+
+    def __init__(self, xml: Path, threads: int, bf16: bool) -> None:
+        import openvino as ov
+
+        core = ov.Core()
+        config = {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+                  "PERFORMANCE_HINT": "LATENCY",
+                  "INFERENCE_PRECISION_HINT": "bf16" if bf16 else "f32"}
+        self._compiled = core.compile_model(core.read_model(str(xml)), "CPU", config)
+        self._request = self._compiled.create_infer_request()
+        self._output = self._compiled.output(0)
+
+    def get_inputs(self) -> list[Any]:
+        return [_Named(port.get_any_name()) for port in self._compiled.inputs]
+
+    def run(self, _outputs: Any, feed: dict[str, np.ndarray], _options: Any = None
+            ) -> list[np.ndarray]:
+        result = self._request.infer(feed)
+        return [np.array(result[self._output], dtype=np.float32)]
+
+
+class _Named:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def convert(graph: Path, out_dir: Path) -> None:
+    """Write `graph` (ONNX) as OpenVINO's model.xml / model.bin, weights in fp16."""
+    import openvino as ov
+
+    model = ov.Core().read_model(str(graph))
+    ov.save_model(model, str(out_dir / IR_FILES[0]), compress_to_fp16=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python -m vaultmem.index.openvino_runtime GRAPH.onnx OUT_DIR",
+              file=sys.stderr)
+        return 2
+    convert(Path(args[0]), Path(args[1]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -300,7 +300,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="before each measurement wait up to this many seconds for the "
                              "machine to be quiet (60; 0 = never wait)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    parser.add_argument("--runtime", choices=("auto", "onnx", "torch"), default="auto",
+    parser.add_argument("--runtime", choices=("auto", "openvino", "onnx", "torch"), default="auto",
                         help="the runtime that embeds the search queries (default auto, as "
                              "the daemon: ONNX when installed)")
     args = parser.parse_args(argv)

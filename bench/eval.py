@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="embedding cache folder (default: bench-out/eval-cache)")
     parser.add_argument("--layout", action="append", choices=LAYOUTS,
                         help="LoCoMo layout(s) to build (default: every layout)")
-    parser.add_argument("--runtime", choices=("auto", "onnx", "torch"), default="auto",
+    parser.add_argument("--runtime", choices=("auto", "openvino", "onnx", "torch"), default="auto",
                         help="the model runtime (embedding_runtime); its vectors are cached "
                         "apart, in a sub-folder of --cache")
     parser.add_argument("--model", choices=("english", "multilingual"), default="english",

@@ -20,6 +20,7 @@ import collections
 import json
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = Settings()
     options = embedder_options(settings)
-    inner = onnx_of(make_embedder("english", options))
+    inner = onnx_of(make_embedder("english", replace(options, runtime="onnx")))
     current = onnx_file(options.cache, inner._files.path)
     baseline = args.baseline_graph or graph_folders(
         options.cache, inner._files.path)[1] / current.name
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"no baseline graph at {baseline} (--baseline-graph FILE)")
     inner.load()
     texts = sorted(corpus_texts(args.notes, args.every, settings), key=len, reverse=True)
-    size, threads = settings.embedding_batch_size, settings.embedding_threads
+    size, threads = settings.embedding_batch_size or 1, settings.embedding_threads
     feeds = [inner._feed(texts[n:n + size]) for n in range(0, len(texts), size)]
     feeds = [{k: v for k, v in feed.items() if k in set(inner._inputs)} for feed in feeds]
     graphs = {"baseline": session(baseline, threads), "current": session(current, threads)}

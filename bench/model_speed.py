@@ -61,7 +61,7 @@ def models(folders: Sequence[Path], settings: Settings) -> dict[str, Embedder]:
     for folder in folders:
         files = multilingual.model_files(options.cache)
         inner = OnnxEmbedder(multilingual.MULTILINGUAL_NAME, files, options.cache,
-                             threads=options.threads, batch_size=options.batch_size,
+                             threads=options.threads, batch_size=options.batch_size or 1,
                              derived=lambda folder=folder: folder)
         out[f"multilingual {folder.name}"] = make_prompted(inner)
     return out

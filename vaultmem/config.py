@@ -56,7 +56,7 @@ class Settings:
     embedding_query_prompt: str = ""  # "": the model directory's own prompts, if it has any
     embedding_passage_prompt: str = ""
     embedding_threads: int = 2  # the ONNX runtime's intra-op threads
-    embedding_batch_size: int = 1  # texts per ONNX call: no padding, the smallest peak
+    embedding_batch_size: int = 0  # texts per model call; 0: the runtime's own (1 or 4)
     model_cache_dir: Path | None = None  # default: <user data dir>/models
     chunk_max_chars: int = 1000
     chunk_min_chars: int = 200
@@ -312,8 +312,10 @@ def _validate(s: Settings) -> None:
                 "sweep_interval_minutes", "consolidate_interval_hours",
                 "optimize_interval_minutes", "max_write_pause_seconds", "max_note_bytes",
                 "strength_max", "index_cache_mb", "metadata_cache_mb",
-                "reconcile_interval_minutes", "embedding_threads", "embedding_batch_size")
+                "reconcile_interval_minutes", "embedding_threads")
     problems += [f"{name} must be positive" for name in positive if getattr(s, name) <= 0]
+    if s.embedding_batch_size < 0:
+        problems.append("embedding_batch_size must not be negative (0: the runtime's own)")
     unit = ("review_fraction", "two_component_weight", "cluster_threshold", "merge_cohesion",
             "review_cohesion", "near_duplicate_cosine", "cross_domain_threshold",
             "similar_memory_cosine", "update_cosine")

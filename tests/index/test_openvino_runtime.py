@@ -13,7 +13,13 @@ from vaultmem.index import openvino_runtime
 from vaultmem.index.embedders import EmbedderOptions, choose_runtime, make_embedder
 from vaultmem.index.model_files import read_model_files
 from vaultmem.index.onnx_embedder import OnnxEmbedder
-from vaultmem.index.openvino_runtime import IR_FILES, cpu_has_bf16, precision_suffix
+from vaultmem.index.openvino_runtime import (
+    IR_FILES,
+    OPENVINO_BATCH,
+    PAD_TO,
+    cpu_has_bf16,
+    precision_suffix,
+)
 
 XEON = "processor\t: 0\nflags\t\t: fpu sse avx512f avx512_vnni avx512_bf16 amx_tile amx_bf16\n"
 OLDER = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_vnni\n"
@@ -58,6 +64,22 @@ def test_bf16_vectors_have_their_own_identity_so_a_switch_rebuilds(
     assert make_embedder("english", _options(tmp_path, "openvino")).name == fp32.name
 
 
+def test_each_runtime_has_its_own_texts_per_call_unless_set(tmp_path: Path) -> None:
+    def per_call(runtime: str, batch: int) -> int:
+        options = EmbedderOptions(runtime=runtime, cache=tmp_path, query_prompt="",
+                                  passage_prompt="", threads=1, batch_size=batch)
+        embedder = make_embedder("english", options)
+        assert isinstance(embedder, OnnxEmbedder)
+        return embedder._batch_size
+
+    assert per_call("openvino", 0) == OPENVINO_BATCH and per_call("onnx", 0) == 1
+    assert per_call("openvino", 2) == 2 and per_call("onnx", 3) == 3
+    from vaultmem.config import load_settings
+
+    with pytest.raises(ConfigError, match="embedding_batch_size must not be negative"):
+        load_settings(tmp_path / "none.toml", env={}, overrides={"embedding_batch_size": -1})
+
+
 @pytest.mark.model
 @pytest.mark.timeout(600)
 def test_openvino_vectors_match_onnx_runtimes_and_a_corrupt_conversion_is_made_again(
@@ -70,6 +92,8 @@ def test_openvino_vectors_match_onnx_runtimes_and_a_corrupt_conversion_is_made_a
     vectors = openvino.embed(texts)
     assert vectors.shape == (6, 384) and vectors.dtype == np.float32
     assert float((vectors * reference).sum(1).min()) > 0.9999
+    assert isinstance(openvino, OnnxEmbedder)
+    assert {openvino._feed([t])["input_ids"].shape[1] % PAD_TO for t in texts} == {0}
     query = openvino.embed_query("how do I feed a sourdough starter")
     np.testing.assert_allclose(np.linalg.norm(query), 1.0, rtol=1e-5)
     (xml,) = cache.glob(f"*-ov{openvino_runtime.IR_REVISION}/{IR_FILES[0]}")

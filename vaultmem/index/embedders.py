@@ -29,6 +29,7 @@ from vaultmem.index.base import Embedder, Vector
 from vaultmem.index.model_files import ModelFiles, read_model_files
 from vaultmem.index.onnx_embedder import OnnxEmbedder, onnx_available
 from vaultmem.index.openvino_runtime import (
+    OPENVINO_BATCH,
     machine_has_bf16,
     openvino_available,
     precision_suffix,
@@ -277,7 +278,7 @@ class EmbedderOptions:
     query_prompt: str  # "" : the model's own (config_sentence_transformers.json), if any
     passage_prompt: str
     threads: int  # the ONNX runtime's intra-op threads
-    batch_size: int  # the ONNX runtime's texts per model call
+    batch_size: int  # texts per ONNX Runtime or OpenVINO call; 0: the runtime's own
 
 
 #: `embedding_model` values that name a bundled model (the English one has two).
@@ -307,8 +308,9 @@ def make_embedder(spec: str, options: EmbedderOptions | None = None) -> Embedder
     if runtime in ("onnx", "openvino"):
         assert files is not None and options is not None
         bf16 = runtime == "openvino" and machine_has_bf16()
+        batch = options.batch_size or (OPENVINO_BATCH if runtime == "openvino" else 1)
         inner = OnnxEmbedder(_model_name(model) + precision_suffix(bf16), files, options.cache,
-                             threads=options.threads, batch_size=options.batch_size,
+                             threads=options.threads, batch_size=batch,
                              openvino=runtime == "openvino", bf16=bf16)
     else:
         inner = SentenceTransformerEmbedder(model)
@@ -358,7 +360,7 @@ def _multilingual(options: EmbedderOptions | None) -> Embedder:
     cache = options.cache
     files = multilingual.model_files(cache)
     inner = OnnxEmbedder(multilingual.MULTILINGUAL_NAME, files, cache, threads=options.threads,
-                         batch_size=options.batch_size,
+                         batch_size=options.batch_size or 1,
                          derived=lambda: multilingual.derived_folder(cache))
     return _prompted(inner, options, files)
 

@@ -32,6 +32,7 @@ from vaultmem.index.libc import trim_heap
 from vaultmem.index.mapped_weights import MappedWeights
 from vaultmem.index.model_files import ModelFiles
 from vaultmem.index.onnx_export import GRAPH_NAME, WEIGHTS_NAME
+from vaultmem.index.openvino_runtime import PAD_TO
 from vaultmem.index.sp_tokenizer import SentencePieceTokenizer
 
 
@@ -64,6 +65,7 @@ class OnnxEmbedder:
         self.runtime = "openvino" if openvino else "onnx"
         self._openvino = openvino
         self._bf16 = bf16
+        self._pad_to = PAD_TO if openvino else None  # ONNX Runtime: no padding, same bits
         self._files = files
         self._cache = cache
         self._derived = derived
@@ -145,7 +147,7 @@ class OnnxEmbedder:
             path = self._derived() / GRAPH_NAME
             tokenizer: Any = SentencePieceTokenizer(path.parent, self._files.max_tokens)
         else:
-            tokenizer = _tokenizer(Tokenizer, self._files)
+            tokenizer = _tokenizer(Tokenizer, self._files, self._pad_to)
             path = onnx_file(self._cache, self._files.path)
         if self._openvino:
             session = _openvino_session(path, self._threads, self._bf16)
@@ -196,14 +198,15 @@ def _openvino_session(graph: Path, threads: int, bf16: bool) -> Any:
         raise IndexUnusableError(f"cannot load the OpenVINO model {xml}: {exc}") from exc
 
 
-def _tokenizer(tokenizer_class: Any, files: ModelFiles) -> Any:
+def _tokenizer(tokenizer_class: Any, files: ModelFiles, pad_to: int | None = None) -> Any:
     """A sentence-transformers model's own `tokenizer.json`, truncating and padding as it
-    does."""
+    does (and to a multiple of `pad_to` tokens if given)."""
     tokenizer = tokenizer_class.from_file(str(files.path / "tokenizer.json"))
     tokenizer.enable_truncation(files.max_tokens)
     padding = tokenizer.padding or {}
     tokenizer.enable_padding(pad_id=int(padding.get("pad_id", 0)),
-                             pad_token=str(padding.get("pad_token", "[PAD]")))
+                             pad_token=str(padding.get("pad_token", "[PAD]")),
+                             pad_to_multiple_of=pad_to)
     return tokenizer
 
 

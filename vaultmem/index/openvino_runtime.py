@@ -26,6 +26,13 @@ import numpy as np
 from vaultmem.errors import IndexUnusableError
 
 IR_FILES = ("model.xml", "model.bin")
+#: Texts per call unless `embedding_batch_size` says otherwise: with lengths padded to
+#: `PAD_TO`, 4 a call ran ~1.3x as fast as one and peaked ~20 MB higher (docs/benchmarks.md).
+OPENVINO_BATCH = 4
+#: Token counts are padded to a multiple of this: OpenVINO keeps compiled kernels and buffers
+#: per input shape, and ~250 shapes took a first index's process from ~210 to ~500 MB (and
+#: ran it at 0.8x the speed); 8 shapes keep it at ~220.
+PAD_TO = 32
 IR_REVISION = 1
 BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 

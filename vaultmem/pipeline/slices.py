@@ -15,7 +15,7 @@ from vaultmem.pipeline.progress import IndexProgress, Run
 
 # Called between two embedding slices with the paths this sync has yet to write.
 Between = Callable[[frozenset[str]], None]
-# Chunks embedded between two looks at waiting changes: 2 ONNX batches (embedding_batch_size 4).
+# Chunks embedded between two looks at waiting changes: 2 model calls of OpenVINO's 4 texts.
 # A note with more chunks than this is a large note: it is embedded alone, in pieces of
 # LARGE_PIECE_CHUNKS (one short model call each) at the inference thread's LARGE priority, with
 # a look at waiting changes after each piece. So an edit arriving while a large note is embedded

@@ -92,6 +92,8 @@ def test_openvino_vectors_match_onnx_runtimes_and_a_corrupt_conversion_is_made_a
     vectors = openvino.embed(texts)
     assert vectors.shape == (6, 384) and vectors.dtype == np.float32
     assert float((vectors * reference).sum(1).min()) > 0.9999
+    # the weights' pages, released after that bulk embedding, are read again: the same bits
+    np.testing.assert_array_equal(openvino.embed(texts), vectors)
     assert isinstance(openvino, OnnxEmbedder)
     assert {openvino._feed([t])["input_ids"].shape[1] % PAD_TO for t in texts} == {0}
     query = openvino.embed_query("how do I feed a sourdough starter")

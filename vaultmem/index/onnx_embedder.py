@@ -150,12 +150,14 @@ class OnnxEmbedder:
             tokenizer = _tokenizer(Tokenizer, self._files, self._pad_to)
             path = onnx_file(self._cache, self._files.path)
         if self._openvino:
-            session = _openvino_session(path, self._threads, self._bf16)
+            session, weights = _openvino_session(path, self._threads, self._bf16)
+            self._emptying = True
         else:
             session, self._emptying = _ort_session(
                 path, 1 if self._side_by_side else self._threads, self._files.path)
-            self._weights = MappedWeights(path.parent / WEIGHTS_NAME)
-            self._weights.settle()
+            weights = path.parent / WEIGHTS_NAME
+        self._weights = MappedWeights(weights)
+        self._weights.settle()
         self._inputs = tuple(i.name for i in session.get_inputs())
         self._tokenizer = tokenizer
         self._smallest = self._feed(["a"])
@@ -186,12 +188,14 @@ def _ort_session(path: Path, threads: int, source: Path) -> tuple[Any, Any]:
     return session, emptying
 
 
-def _openvino_session(graph: Path, threads: int, bf16: bool) -> Any:
-    from vaultmem.index.openvino_runtime import OpenVinoSession, ir_file
+def _openvino_session(graph: Path, threads: int, bf16: bool) -> tuple[Any, Path]:
+    """An OpenVINO session, and its mapped weights file (the word-embedding table is read
+    from it as ONNX Runtime reads its own: mapped_weights.py)."""
+    from vaultmem.index.openvino_runtime import IR_FILES, OpenVinoSession, ir_file
 
     xml = ir_file(graph)
     try:
-        return OpenVinoSession(xml, threads, bf16)
+        return OpenVinoSession(xml, threads, bf16), xml.parent / IR_FILES[1]
     except ImportError as exc:
         raise IndexUnusableError(f"OpenVINO is not installed: {exc}") from exc
     except Exception as exc:  # OpenVINO raises its own exception types

@@ -105,10 +105,16 @@ class OpenVinoSession:
     def get_inputs(self) -> list[Any]:
         return [_Named(port.get_any_name()) for port in self._compiled.inputs]
 
-    def run(self, _outputs: Any, feed: dict[str, np.ndarray], _options: Any = None
+    def run(self, _outputs: Any, feed: dict[str, np.ndarray], release: Any = None
             ) -> list[np.ndarray]:
+        """The model's first output for `feed`; with `release` (the ONNX embedder's ask to
+        empty ONNX Runtime's arena), the compiled model's intermediate buffers are then
+        handed back (made again on the next call)."""
         result = self._request.infer(feed)
-        return [np.array(result[self._output], dtype=np.float32)]
+        out = np.array(result[self._output], dtype=np.float32)
+        if release is not None:
+            self._compiled.release_memory()
+        return [out]
 
 
 class _Named:

@@ -1,5 +1,6 @@
 """The models' indexing speed in one process: the English model beside the multilingual one
-(and beside other graphs of it), on the same chunk texts, rounds interleaved.
+(and beside other graphs of it; an English model on OpenVINO beside the same on ONNX Runtime),
+on the same chunk texts, rounds interleaved.
 
 The texts are those the daemon benchmark's first section indexes (bench/daemon.py: the same
 fixed sample of vaultofknowledge notes, chunked as the indexer does); each model embeds them as
@@ -25,6 +26,7 @@ import json
 import statistics
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -56,8 +58,10 @@ def corpus_texts(notes: int, every: int, settings: Settings) -> list[str]:
 
 def models(folders: Sequence[Path], settings: Settings) -> dict[str, Embedder]:
     options = embedder_options(settings)
-    out = {"english": make_embedder("english", options),
-           "multilingual": make_embedder("multilingual", options)}
+    out = {"english": make_embedder("english", options)}
+    if getattr(out["english"], "runtime", "") != "onnx":  # OpenVINO: ONNX Runtime beside it
+        out["english on onnxruntime"] = make_embedder("english", replace(options, runtime="onnx"))
+    out["multilingual"] = make_embedder("multilingual", options)
     for folder in folders:
         files = multilingual.model_files(options.cache)
         inner = OnnxEmbedder(multilingual.MULTILINGUAL_NAME, files, options.cache,
@@ -174,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sample = texts[:: max(1, len(texts) // args.profile)][: args.profile]
         say(f"\nby operator type, {len(sample)} texts one at a time (ONNX Runtime's profiler):")
         for name, embedder in embedders.items():
+            if getattr(embedder, "runtime", "") != "onnx":
+                continue  # OpenVINO has no such profiler
             wall, by_op = profile(embedder, sample, args.profile_dir / "model_speed")
             total = sum(by_op.values())
             say(f"  {name}: {wall:.2f} s wall, {total:.2f} s in kernels")

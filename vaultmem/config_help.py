@@ -127,16 +127,16 @@ HELP: dict[str, str] = {
     ),
     "embedding_runtime": (
         "auto, openvino, onnx or torch. auto runs the English model on OpenVINO in bf16 "
-        "where the CPU has bf16 units (AMX or AVX-512 BF16, read from /proc/cpuinfo: ~1.8x "
-        "the embedding speed at one text a call, vectors within cosine 0.9999 of fp32's, "
-        "scripts/eval within 0.3 points: docs/benchmarks.md), other local models on ONNX "
-        "Runtime (no torch: starts in about a second, ~290 MB on a small vault), and falls "
-        "back to torch for a model without an ONNX form. openvino runs any model ONNX "
-        "Runtime can, in bf16 where the CPU has the units, else in fp32. onnx, torch and "
-        "OpenVINO's fp32 give the same vectors, so switching among them keeps the index; "
-        "bf16 vectors are recorded as the model's (bf16) form, so switching to or from them"
-        " rebuilds it. The multilingual model always runs on ONNX Runtime (its 4-bit "
-        "weights)."
+        "where the CPU has bf16 units (AMX or AVX-512 BF16, read from /proc/cpuinfo: ~2.5x "
+        "the embedding speed in process, a first index 1.7-1.9x as fast, vectors within "
+        "cosine 0.99997 of fp32's, scripts/eval within 0.3 points, ~40-50 MB more resident:"
+        " docs/benchmarks.md), other local models on ONNX Runtime (no torch: starts in "
+        "about a second, ~290 MB on a small vault), and falls back to torch for a model "
+        "without an ONNX form. openvino runs any model ONNX Runtime can, in bf16 where the "
+        "CPU has the units, else in fp32. onnx, torch and OpenVINO's fp32 give the same "
+        "vectors, so switching among them keeps the index; bf16 vectors are recorded as the"
+        " model's (bf16) form, so switching to or from them rebuilds it. The multilingual "
+        "model always runs on ONNX Runtime (its 4-bit weights)."
     ),
     "embedding_query_prompt": (
         "Text put before every search query (e.g. query: for e5 models). Empty: the prompts "

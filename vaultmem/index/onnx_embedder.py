@@ -125,8 +125,8 @@ class OnnxEmbedder:
     def _empty_arena(self) -> Any:
         """Hand the arena's free blocks back: ONNX Runtime shrinks an arena only at the end of
         a run that asks for it, so a one-token run asks (a few ms, once per bulk embedding;
-        OpenVINO has no such arena and ignores the ask). Returns the run's token vectors (the
-        load reads the model's dimension from them)."""
+        OpenVINO hands back its compiled model's intermediate buffers). Returns the run's
+        token vectors (the load reads the model's dimension from them)."""
         return self._session.run(None, self._smallest, self._emptying)[0]
 
     def _ensure_loaded(self) -> None:

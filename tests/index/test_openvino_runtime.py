@@ -70,7 +70,7 @@ def test_each_runtime_has_its_own_texts_per_call_unless_set(tmp_path: Path) -> N
                                   passage_prompt="", threads=1, batch_size=batch)
         embedder = make_embedder("english", options)
         assert isinstance(embedder, OnnxEmbedder)
-        return embedder._batch_size
+        return embedder.texts_per_call
 
     assert per_call("openvino", 0) == OPENVINO_BATCH and per_call("onnx", 0) == 1
     assert per_call("openvino", 2) == 2 and per_call("onnx", 3) == 3

@@ -86,6 +86,11 @@ class OnnxEmbedder:
         return self._session is not None
 
     @property
+    def texts_per_call(self) -> int:
+        """Texts per model call in bulk work (a large note's pieces are one call each)."""
+        return self._batch_size
+
+    @property
     def dim(self) -> int:
         if self._dim is None:
             inference.shared().run(inference.QUERY, self._ensure_loaded)

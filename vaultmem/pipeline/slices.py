@@ -21,8 +21,9 @@ Between = Callable[[frozenset[str]], None]
 # a look at waiting changes after each piece. So an edit arriving while a large note is embedded
 # waits for one short model call, not a slice, and its own embedding (let in between, or from
 # another thread) runs before the large note's next piece. Measured (bench/pieces.py,
-# docs/benchmarks.md): 1 or 2 chunks per call embed about as fast as 8, and one chunk halves
-# what an edit waits for.
+# docs/benchmarks.md): on ONNX Runtime 1 or 2 chunks per call embed about as fast as 8, and one
+# chunk halves what an edit waits for; an embedder whose own call is larger (OpenVINO's 4,
+# `texts_per_call`) takes its own call as a piece.
 SLICE_CHUNKS = 8
 LARGE_PIECE_CHUNKS = 1
 
@@ -53,7 +54,8 @@ class SlicedEmbedding:
         these texts are of, if they are one note's."""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         sliced = len(texts) > SLICE_CHUNKS and note is not None
-        step = LARGE_PIECE_CHUNKS if sliced else SLICE_CHUNKS
+        piece_chunks = max(LARGE_PIECE_CHUNKS, int(getattr(self._embedder, "texts_per_call", 1)))
+        step = piece_chunks if sliced else SLICE_CHUNKS
         slices = [order[start:start + step] for start in range(0, len(order), step)]
         if sliced:
             self._progress.slicing(run, note, len(texts))

@@ -1,0 +1,45 @@
+"""A large note's pieces are the embedder's own model call: one chunk on ONNX Runtime, its
+`texts_per_call` where an embedder says it (OpenVINO: 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from vaultmem.index.base import Vector
+from vaultmem.index.embedders import FakeEmbedder
+from vaultmem.pipeline.progress import CHANGES, IndexProgress
+from vaultmem.pipeline.slices import SLICE_CHUNKS, SlicedEmbedding
+
+
+class CallsSeen(FakeEmbedder):
+    def __init__(self, texts_per_call: int | None) -> None:
+        super().__init__(16)
+        if texts_per_call is not None:
+            self.texts_per_call = texts_per_call
+        self.calls: list[int] = []
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize(("per_call", "pieces"), [(None, [1] * 19), (1, [1] * 19),
+                                                  (4, [4, 4, 4, 4, 3])])
+def test_a_large_notes_pieces_are_the_embedders_own_call(per_call: int | None,
+                                                         pieces: list[int]) -> None:
+    embedder = CallsSeen(per_call)
+    progress = IndexProgress()
+    texts = [f"chunk {i} " + "word " * i for i in range(19)]
+    assert len(texts) > SLICE_CHUNKS
+    seen: list[frozenset[str]] = []
+    rows = SlicedEmbedding(embedder, progress).embed(
+        texts, "Large.md", frozenset({"Large.md"}), seen.append, progress.begin(CHANGES))
+    assert embedder.calls == pieces and len(seen) == len(pieces) - 1  # a look between pieces
+    np.testing.assert_array_equal(np.stack(rows), FakeEmbedder(16).embed(texts))
+    small = CallsSeen(4)
+    SlicedEmbedding(small, progress).embed(texts[:SLICE_CHUNKS], "Small.md", frozenset(), None,
+                                           progress.begin(CHANGES))
+    assert small.calls == [SLICE_CHUNKS]  # a note of one slice: one call, as before

@@ -31,7 +31,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
     settings = Settings()
-    embedder = make_embedder(settings.embedding_model, embedder_options(settings))
+    model = "english" if settings.embedding_model == "auto" else settings.embedding_model
+    embedder = make_embedder(model, embedder_options(settings))  # auto: the vault chooses
     embedder.embed_query("warm up")
     chunks = chunk_markdown(big_note_text(0.05, "end"), max_chars=settings.chunk_max_chars,
                             min_chars=settings.chunk_min_chars)

@@ -128,10 +128,13 @@ class OnnxEmbedder:
         return feed
 
     def _empty_arena(self) -> Any:
-        """Hand the arena's free blocks back: ONNX Runtime shrinks an arena only at the end of
-        a run that asks for it, so a one-token run asks (a few ms, once per bulk embedding;
-        OpenVINO hands back its compiled model's intermediate buffers). Returns the run's
-        token vectors (the load reads the model's dimension from them)."""
+        """Hand the model's working memory back after bulk work: ONNX Runtime shrinks an arena
+        only at the end of a run that asks for it, so a one-token run asks (a few ms, once
+        per bulk embedding); OpenVINO hands its intermediate buffers back without a run.
+        Returns the run's token vectors (the load reads the model's dimension from them)."""
+        if self._openvino:
+            self._session.release()
+            return None
         return self._session.run(None, self._smallest, self._emptying)[0]
 
     def _ensure_loaded(self) -> None:
@@ -156,7 +159,6 @@ class OnnxEmbedder:
             path = onnx_file(self._cache, self._files.path)
         if self._openvino:
             session, weights = _openvino_session(path, self._threads, self._bf16)
-            self._emptying = True
         else:
             session, self._emptying = _ort_session(
                 path, 1 if self._side_by_side else self._threads, self._files.path)
@@ -167,7 +169,8 @@ class OnnxEmbedder:
         self._tokenizer = tokenizer
         self._smallest = self._feed(["a"])
         self._session = session
-        self._dim = int(self._empty_arena().shape[-1])  # one run: the probe empties the arena
+        probe = self._session.run(None, self._smallest, self._emptying)[0]  # empties the arena
+        self._dim = int(probe.shape[-1])
         if self._side_by_side:
             inference.shared().widen(self._threads)
         trim_heap()

@@ -106,3 +106,12 @@ def test_openvino_vectors_match_onnx_runtimes_and_a_corrupt_conversion_is_made_a
         handle.write(b"\xff" * 16)
     again = make_embedder("english", _options(cache, "openvino"))
     np.testing.assert_allclose(again.embed(texts), vectors, atol=1e-6)  # converted again
+
+
+def test_a_failed_conversion_is_a_clear_error() -> None:
+    from vaultmem.errors import IndexUnusableError
+    from vaultmem.index.onnx_cache import run_module
+
+    with pytest.raises(IndexUnusableError, match=r"cannot convert G for OpenVINO: usage: "):
+        run_module("vaultmem.index.openvino_runtime", ["only-one-path"],
+                   "cannot convert G for OpenVINO")

@@ -193,12 +193,18 @@ def _export(model_dir: Path, out_dir: Path) -> None:
 
 def _in_child(args: list[str], source: str) -> None:
     """`python -m vaultmem.index.onnx_export ARGS` in a child process."""
+    run_module("vaultmem.index.onnx_export", args, f"cannot export {source} to ONNX")
+
+
+def run_module(module: str, args: list[str], failure: str) -> None:
+    """`python -m MODULE ARGS` in a child process (offline), its memory and imports never
+    the caller's; IndexUnusableError(`failure`: its last error line) if it fails."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-m", "vaultmem.index.onnx_export", *args],
+    done = subprocess.run([sys.executable, "-m", module, *args],
                           capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise IndexUnusableError(f"cannot export {source} to ONNX: {tail}")
+        raise IndexUnusableError(f"{failure}: {tail}")
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

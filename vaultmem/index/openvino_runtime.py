@@ -24,8 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from vaultmem.errors import IndexUnusableError
-
 IR_FILES = ("model.xml", "model.bin")
 #: Texts per call unless `embedding_batch_size` says otherwise: with lengths padded to
 #: `PAD_TO`, 4 a call ran ~1.3x as fast as one and peaked ~20 MB higher (docs/benchmarks.md).
@@ -78,14 +76,10 @@ def ir_file(graph: Path) -> Path:
 def _convert_in_child(graph: Path, out_dir: Path) -> None:
     """The conversion in a child process: its peak memory (the whole fp32 model read and
     written again) never stays in the daemon."""
-    import subprocess
+    from vaultmem.index.onnx_cache import run_module
 
-    done = subprocess.run([sys.executable, "-m", "vaultmem.index.openvino_runtime",
-                           str(graph), str(out_dir)], capture_output=True, text=True,
-                          check=False)
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise IndexUnusableError(f"cannot convert {graph} for OpenVINO: {tail}")
+    run_module("vaultmem.index.openvino_runtime", [str(graph), str(out_dir)],
+               f"cannot convert {graph} for OpenVINO")
 
 
 class OpenVinoSession:

@@ -48,7 +48,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -219,15 +219,24 @@ class Synthetic:
     generator: VaultGenerator
 
 
+def identity_of(runtime: str) -> Any:
+    """The embedder (never loaded) whose name a daemon on `runtime` records in its index:
+    OpenVINO's bf16 vectors are another identity than ONNX Runtime's and torch's."""
+    options = embedder_options(Settings())
+    if runtime == MULTILINGUAL:
+        return make_embedder(MULTILINGUAL, options)
+    if runtime == "torch":
+        return SentenceTransformerEmbedder()
+    return make_embedder("english", replace(options, runtime=runtime))
+
+
 def build_vault(tmp: Path, pool: list[PoolChunk], vectors: np.ndarray, chunks: int,
-                memories: int, model: str = "english") -> Synthetic:
+                memories: int, runtime: str) -> Synthetic:
     generator = VaultGenerator(pool, seed=chunks)
     notes = generator.notes(chunks, memories, now_utc())
     vault, data = tmp / "vault", tmp / "data"
     generator.write(vault, notes)
-    # the real model's identity (its name; the model itself is never loaded here)
-    real = (make_embedder(MULTILINGUAL, embedder_options(Settings())) if model == MULTILINGUAL
-            else SentenceTransformerEmbedder())
+    real = identity_of(runtime)  # the vectors' runtime's identity (its name; never loaded)
     embedder = PoolEmbedder(real, [c.text for c in pool], vectors)
     watch = Stopwatch()
     app = make_app(vault, data, embedder)
@@ -607,20 +616,21 @@ def same_schema(tree: Path) -> None:
 
 def measure_all(tmp: Path, args: argparse.Namespace, runs: dict[str, Figures]) -> None:
     """Section 0 for every runtime, then every runtime's daemons on its copy of the vault."""
-    material: dict[str, tuple[list[PoolChunk], np.ndarray]] = {}
+    # by the index identity each runtime records (a model's, or its bf16 form's)
+    material: dict[str, tuple[str, list[PoolChunk], np.ndarray]] = {}
     for runtime, figures in runs.items():
         section(f"0. [{runtime}] a corpus sample indexed by a daemon")
         got = real_index(tmp, args.pool_notes, figures, runtime)
-        material.setdefault(model_of(runtime), got)
+        material.setdefault(identity_of(runtime).name, (runtime, *got))
     generated = {}
-    for model, (pool, vectors) in material.items():
-        section(f"0. material: a generated vault from the {model} model's first runtime's "
+    for n, (name, (first, pool, vectors)) in enumerate(material.items()):
+        section(f"0. material: a generated vault from {name}'s first runtime's ({first}) "
                 "chunks and vectors")
-        generated[model] = build_vault(tmp / f"generated-{model}", pool, vectors, args.chunks,
-                                       args.memories, model)
+        generated[name] = build_vault(tmp / f"generated-{n}", pool, vectors, args.chunks,
+                                      args.memories, first)
     copies = {}
-    for runtime in runs:  # every runtime of a model starts from the same vault and index
-        syn = generated[model_of(runtime)]
+    for runtime in runs:  # the runtimes of one identity start from the same vault and index
+        syn = generated[identity_of(runtime).name]
         place = tmp / runtime
         for part in ("vault", "data"):
             shutil.copytree(getattr(syn, part), place / part)

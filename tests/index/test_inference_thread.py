@@ -12,6 +12,7 @@ import pytest
 from vaultmem.daemon.native import Trimmer, tune_malloc
 from vaultmem.index import inference
 from vaultmem.index.embedders import SentenceTransformerEmbedder
+from vaultmem.index.inference import embed_in_pieces
 from vaultmem.index.libc import trim_heap
 
 
@@ -169,3 +170,20 @@ def test_a_widened_inference_thread_runs_bulk_pieces_side_by_side_and_queries_fi
     finally:
         thread.close()
     assert not thread._threads
+
+
+def test_bulk_pieces_group_texts_by_the_lengths_given() -> None:
+    texts = ["a" * 50, "bb", "c" * 40, "dddd"]
+    seen: list[list[str]] = []
+
+    def encode(piece: list[str]) -> np.ndarray:
+        seen.append(piece)
+        return np.array([[float(len(t)), 0.0] for t in piece], dtype=np.float32)
+
+    tokens = [1, 30, 2, 20]  # e.g. a long text of few tokens
+    out = embed_in_pieces(texts, encode, 2, 2, lengths=tokens)
+    assert seen == [["bb", "dddd"], ["c" * 40, "a" * 50]]
+    assert out[:, 0].tolist() == [50.0, 2.0, 40.0, 4.0]  # rows in the order of the texts
+    seen.clear()
+    embed_in_pieces(texts, encode, 2, 2)  # no lengths: by characters
+    assert seen == [["a" * 50, "c" * 40], ["dddd", "bb"]]

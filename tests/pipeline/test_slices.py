@@ -1,5 +1,6 @@
 """A large note's pieces are the embedder's own model call: one chunk on ONNX Runtime, its
-`texts_per_call` where an embedder says it (OpenVINO: 4)."""
+`texts_per_call` where an embedder says it (OpenVINO: 4); texts are grouped by the embedder's
+own lengths where it pads."""
 
 from __future__ import annotations
 
@@ -43,3 +44,35 @@ def test_a_large_notes_pieces_are_the_embedders_own_call(per_call: int | None,
     SlicedEmbedding(small, progress).embed(texts[:SLICE_CHUNKS], "Small.md", frozenset(), None,
                                            progress.begin(CHANGES))
     assert small.calls == [SLICE_CHUNKS]  # a note of one slice: one call, as before
+
+
+class TokenCounted(CallsSeen):
+    """Counts a text's length as its number of "x" (its tokens, say), not its characters."""
+
+    def __init__(self, texts_per_call: int) -> None:
+        super().__init__(texts_per_call)
+        self.slices: list[list[str]] = []
+
+    def text_lengths(self, texts: Sequence[str]) -> list[int]:
+        return [text.count("x") for text in texts]
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.slices.append(list(texts))
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize("per_call", [1, 4])
+def test_slices_group_texts_by_the_embedders_own_lengths_when_it_pads(per_call: int) -> None:
+    # characters and "tokens" disagree: long texts of few tokens, short texts of many
+    texts = [("x" * n if n % 2 else "y" * 40 * n + "x" * n) for n in range(1, 17)]
+    embedder = TokenCounted(per_call)
+    progress = IndexProgress()
+    rows = SlicedEmbedding(embedder, progress).embed(texts, None, frozenset(), None,
+                                                     progress.begin(CHANGES))
+    np.testing.assert_array_equal(np.stack(rows), FakeEmbedder(16).embed(texts))
+    first = embedder.slices[0]
+    if per_call > 1:  # by "tokens": the 8 texts of most x first
+        assert sorted(t.count("x") for t in first) == list(range(9, 17))
+    else:  # one text a call pads nothing: by characters, as before
+        assert first == sorted(texts, key=len, reverse=True)[:SLICE_CHUNKS]
+

@@ -139,13 +139,15 @@ def at_priority(priority: int) -> Iterator[None]:
 
 
 def embed_in_pieces(texts: Sequence[str], encode: Callable[..., Vector], batch_size: int,
-                    dim: int, *args: Any) -> Vector:
-    """`encode(piece, *args)` over `texts`, longest first (less padding), one queued piece per
-    model batch (at BULK priority, or the one `at_priority` set) so that a query embedding can
-    run between two pieces; rows in the order of `texts`."""
+                    dim: int, *args: Any, lengths: Sequence[int] | None = None) -> Vector:
+    """`encode(piece, *args)` over `texts`, longest first (less padding: by `lengths`, the
+    texts' token counts, if given, else by characters), one queued piece per model batch (at
+    BULK priority, or the one `at_priority` set) so that a query embedding can run between two
+    pieces; rows in the order of `texts`."""
     if not texts:
         return np.zeros((0, dim), dtype=np.float32)
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    sizes = lengths if lengths is not None else [len(text) for text in texts]
+    order = sorted(range(len(texts)), key=lambda i: -sizes[i])
     thread, priority = shared(), _BULK_PRIORITY.get()
     pieces = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     futures = [thread.submit(priority, encode, [texts[i] for i in piece], *args)

@@ -101,8 +101,17 @@ class OnnxEmbedder:
         """Load now (the daemon does this at start, beside opening the index)."""
         inference.shared().run(inference.QUERY, self._ensure_loaded)
 
+    def text_lengths(self, texts: Sequence[str]) -> list[int]:
+        """Each text's token count as the model reads it (truncated): several texts a call
+        are padded to the longest, so bulk work groups texts of like counts (a first index's
+        pieces, ordered by characters, computed 1.22x their tokens; by tokens 1.10x)."""
+        self._ensure_loaded()
+        return [sum(e.attention_mask) for e in self._tokenizer.encode_batch(list(texts))]
+
     def embed(self, texts: Sequence[str]) -> Vector:
-        vectors = inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim)
+        lengths = self.text_lengths(texts) if self._batch_size > 1 and len(texts) > 1 else None
+        vectors = inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim,
+                                            lengths=lengths)
         if texts:
             inference.shared().run(inference.QUERY, self._empty_arena)
         if self._weights is not None:

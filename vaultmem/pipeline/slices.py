@@ -50,9 +50,10 @@ class SlicedEmbedding:
     ) -> list[Any]:
         """The vectors of `texts` (rows, in order), embedded SLICE_CHUNKS at a time (a large
         note's LARGE_PIECE_CHUNKS at a time, at LARGE priority), longest first as the embedder
-        orders them anyway, with `between` after each slice but the last. `note`: the one note
-        these texts are of, if they are one note's."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        orders them anyway (by its `text_lengths` if it has them), with `between` after each
+        slice but the last. `note`: the one note these texts are of, if they are one note's."""
+        order = sorted(range(len(texts)), key=_lengths(self._embedder, texts).__getitem__,
+                       reverse=True)
         sliced = len(texts) > SLICE_CHUNKS and note is not None
         piece_chunks = max(LARGE_PIECE_CHUNKS, int(getattr(self._embedder, "texts_per_call", 1)))
         step = piece_chunks if sliced else SLICE_CHUNKS
@@ -75,3 +76,13 @@ class SlicedEmbedding:
             if sliced:
                 self._progress.slicing(run, None)
         return rows
+
+
+def _lengths(embedder: Embedder, texts: list[str]) -> list[int]:
+    """The texts' lengths as `embedder` counts them (its tokens, if it says and takes several
+    texts a call: they are padded to the longest), else characters."""
+    counted = getattr(embedder, "text_lengths", None)
+    if counted is not None and texts and int(getattr(embedder, "texts_per_call", 1)) > 1:
+        return list(counted(texts))
+    return [len(text) for text in texts]
+

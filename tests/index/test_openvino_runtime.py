@@ -95,6 +95,14 @@ def test_openvino_vectors_match_onnx_runtimes_and_a_corrupt_conversion_is_made_a
     # the weights' pages, released after that bulk embedding, are read again: the same bits
     np.testing.assert_array_equal(openvino.embed(texts), vectors)
     assert isinstance(openvino, OnnxEmbedder)
+    released: list[bool] = []
+    session = openvino._session
+    session.release = lambda: released.append(True)
+    with openvino.bulk():  # working memory kept from call to call, handed back at the end
+        np.testing.assert_array_equal(openvino.embed(texts[:3]), vectors[:3])
+        np.testing.assert_array_equal(openvino.embed(texts[3:]), vectors[3:])
+        assert released == []
+    assert released == [True]
     assert {openvino._feed([t])["input_ids"].shape[1] % PAD_TO for t in texts} == {0}
     query = openvino.embed_query("how do I feed a sourdough starter")
     np.testing.assert_allclose(np.linalg.norm(query), 1.0, rtol=1e-5)

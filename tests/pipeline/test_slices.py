@@ -1,18 +1,26 @@
 """A large note's pieces are the embedder's own model call: one chunk on ONNX Runtime, its
 `texts_per_call` where an embedder says it (OpenVINO: 4); texts are grouped by the embedder's
-own lengths where it pads."""
+own lengths where it pads; a sync's slices share one `bulk` block."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.pipeline.test_indexer import CountingStore, write
+from vaultmem.config import Settings
 from vaultmem.index.base import Vector
+from vaultmem.index.catalog import Catalog
 from vaultmem.index.embedders import FakeEmbedder
+from vaultmem.pipeline.indexer import Indexer
 from vaultmem.pipeline.progress import CHANGES, IndexProgress
-from vaultmem.pipeline.slices import SLICE_CHUNKS, SlicedEmbedding
+from vaultmem.pipeline.slices import SLICE_CHUNKS, SlicedEmbedding, bulk_work
+from vaultmem.settings_params import indexer_options
+from vaultmem.vault.ignore import IgnoreRules
 
 
 class CallsSeen(FakeEmbedder):
@@ -76,3 +84,39 @@ def test_slices_group_texts_by_the_embedders_own_lengths_when_it_pads(per_call: 
     else:  # one text a call pads nothing: by characters, as before
         assert first == sorted(texts, key=len, reverse=True)[:SLICE_CHUNKS]
 
+
+class BulkSeen(FakeEmbedder):
+    """Records the `bulk` blocks open around each embedding."""
+
+    def __init__(self) -> None:
+        super().__init__(16)
+        self.open = 0
+        self.entered = 0
+        self.open_at_embed: list[int] = []
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        self.open += 1
+        self.entered += 1
+        try:
+            yield
+        finally:
+            self.open -= 1
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.open_at_embed.append(self.open)
+        return super().embed(texts)
+
+
+@pytest.mark.timeout(120)
+def test_a_sync_embeds_every_slice_in_one_bulk_block(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    for n in range(12):
+        write(vault, f"notes/n{n}.md", f"# Note {n}\n\n" + f"Words of note {n}. " * 40)
+    embedder = BulkSeen()
+    indexer = Indexer(vault, IgnoreRules.from_vault(vault), Catalog(tmp_path / "c.sqlite3"),
+                      CountingStore(tmp_path / "lance"), embedder, indexer_options(Settings()))
+    indexer.sync()
+    assert len(embedder.open_at_embed) > 1 and set(embedder.open_at_embed) == {1}
+    assert embedder.entered == 1 and embedder.open == 0  # handed back once, at the end
+    assert bulk_work(FakeEmbedder(8)).__enter__() is None  # no block of its own: nothing

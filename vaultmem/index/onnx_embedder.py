@@ -9,17 +9,19 @@ in about a second and stays small.
 Memory for a daemon that runs all day: one session whose intra-op threads (`embedding_threads`,
 two: the vectors are the same bit for bit with one) never spin, and one text per model call by
 default (no padding; a 16 x 256-token batch took RSS to ~700 MB, 4 x 256 to ~350). Its memory
-arena is on, and emptied after each bulk embedding: the arena would keep the largest batch's
-peak for good, and without it every activation of every batch was a fresh mapping (the daemon
-fixes glibc's mmap threshold, daemon/native.py) whose pages were faulted in again, which
-slowed indexing to ~0.6x. The weights are mapped from their file, and the word-embedding
-table's pages kept to the rows in use (mapped_weights.py).
+arena is on, and emptied after each bulk embedding (a sync's slices: once, at its end, `bulk`):
+the arena would keep the largest batch's peak for good, and without it every activation of
+every batch was a fresh mapping (the daemon fixes glibc's mmap threshold, daemon/native.py)
+whose pages were faulted in again, which slowed indexing to ~0.6x. The weights are mapped
+from their file, and the word-embedding table's pages kept to the rows in use
+(mapped_weights.py).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,8 @@ class OnnxEmbedder:
         self._dim: int | None = None
         self._weights: MappedWeights | None = None
         self._lock = threading.Lock()
+        self._bulk = 0  # open `bulk` blocks: the working memory is kept until the last ends
+        self._bulk_lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -112,11 +116,31 @@ class OnnxEmbedder:
         lengths = self.text_lengths(texts) if self._batch_size > 1 and len(texts) > 1 else None
         vectors = inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim,
                                             lengths=lengths)
-        if texts:
-            inference.shared().run(inference.QUERY, self._empty_arena)
-        if self._weights is not None:
-            self._weights.release()  # the rows these texts read (mapped_weights.py)
+        if texts and not self._bulk:
+            self._hand_back()
         return vectors
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Within, embeddings keep the model's working memory and the weight pages they read
+        between calls, handed back once when the last block ends. A sync embeds a slice at a
+        time; handing them back after each slice made and faulted them in again for the next:
+        ~10 % of a first index's CPU on OpenVINO (docs/benchmarks.md)."""
+        with self._bulk_lock:
+            self._bulk += 1
+        try:
+            yield
+        finally:
+            with self._bulk_lock:
+                self._bulk -= 1
+                last = self._bulk == 0
+            if last and self.loaded:
+                self._hand_back()
+
+    def _hand_back(self) -> None:
+        inference.shared().run(inference.QUERY, self._empty_arena)
+        if self._weights is not None:
+            self._weights.release()  # the rows the texts read (mapped_weights.py)
 
     def embed_query(self, text: str) -> Vector:
         vector: Vector = inference.shared().run(inference.QUERY, self._encode, [text])[0]

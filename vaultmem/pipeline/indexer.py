@@ -27,7 +27,7 @@ from vaultmem.pipeline.index_ports import Progress, StoreHandle, SyncReport
 from vaultmem.pipeline.note_batches import LARGE_NOTE_BYTES, NoteBatches, Parsed, order, read_held
 from vaultmem.pipeline.note_records import FAILED, SKIPPED, note_record, placeholder
 from vaultmem.pipeline.progress import BUILDING_KINDS, CHANGES, REBUILD, SCAN, IndexProgress, Run
-from vaultmem.pipeline.slices import Between, SlicedEmbedding
+from vaultmem.pipeline.slices import Between, SlicedEmbedding, bulk_work
 from vaultmem.pipeline.words_first import WordsFirst, words_only
 from vaultmem.vault.ignore import IgnoreRules
 from vaultmem.vault.notes import Note, RawNote, read_listed_note, read_note, read_raw_note
@@ -120,7 +120,8 @@ class Indexer:
         self._apply_failures(failed, known)
         self._record_skipped(skipped, known, report)
         self._refresh_stat_only(stats, known, plan, failed)
-        self._apply_embeds(plan, parsed, known, report, progress, between, run)
+        with bulk_work(self.embedder):  # its working memory kept from slice to slice
+            self._apply_embeds(plan, parsed, known, report, progress, between, run)
         report.failed = len(failed)
         report.failures = sorted(failed.items())
         report.seconds = time.perf_counter() - started

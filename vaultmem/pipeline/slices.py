@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from vaultmem.errors import Stopping
@@ -86,3 +86,9 @@ def _lengths(embedder: Embedder, texts: list[str]) -> list[int]:
         return list(counted(texts))
     return [len(text) for text in texts]
 
+
+def bulk_work(embedder: Embedder) -> AbstractContextManager[Any]:
+    """The embedder's `bulk` block if it has one (onnx_embedder.py): a sync's slices keep the
+    model's working memory between them."""
+    bulk = getattr(embedder, "bulk", None)
+    return bulk() if bulk is not None else nullcontext()

@@ -128,7 +128,7 @@ HELP: dict[str, str] = {
     "embedding_runtime": (
         "auto, openvino, onnx or torch. auto runs the English model on OpenVINO in bf16 "
         "where the CPU has bf16 units (AMX or AVX-512 BF16, read from /proc/cpuinfo: ~2.5x "
-        "the embedding speed in process, a first index 1.7-1.9x as fast, vectors within "
+        "the embedding speed in process, a first index 2.3-2.9x as fast, vectors within "
         "cosine 0.99997 of fp32's, scripts/eval within 0.3 points, ~40-50 MB more resident:"
         " docs/benchmarks.md), other local models on ONNX Runtime (no torch: starts in "
         "about a second, ~290 MB on a small vault), and falls back to torch for a model "

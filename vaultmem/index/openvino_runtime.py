@@ -3,7 +3,7 @@ computes bf16 (AMX or AVX-512 BF16), else in fp32.
 
 Why: through a first index ~90 % of the daemon's CPU is the model, and 65 % of that is its
 dense fp32 matmuls (docs/benchmarks.md). On a CPU with bf16 units the same graph runs ~2.5x
-as fast in process (padded, 4 texts a call; a daemon's first index 1.7-1.9x), and the vectors
+as fast in process (padded, 4 texts a call; a daemon's first index 2.3-2.9x), and the vectors
 stay within cosine 0.99997 of fp32's (`scripts/eval` within 0.3 points); int8 moved them
 two hundred times as far. bf16 vectors are not fp32's, so the model's index identity says so
 (`precision_suffix`) and a switch of runtime rebuilds the index. In fp32 the vectors match

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -123,3 +125,18 @@ def test_a_failed_conversion_is_a_clear_error() -> None:
     with pytest.raises(IndexUnusableError, match=r"cannot convert G for OpenVINO: usage: "):
         run_module("vaultmem.index.openvino_runtime", ["only-one-path"],
                    "cannot convert G for OpenVINO")
+
+
+@pytest.mark.timeout(120)
+def test_the_runtime_is_imported_without_its_conversion_tools() -> None:
+    # a fresh interpreter: this one may have imported openvino already
+    code = ("import sys\n"
+            "from vaultmem.index.openvino_runtime import import_runtime\n"
+            "ov = import_runtime()\n"
+            "assert 'openvino.tools.ovc' not in sys.modules, 'the tools were imported'\n"
+            "assert 'openvino_telemetry' not in sys.modules, 'their telemetry was set up'\n"
+            "assert ov.Core().available_devices\n"
+            "from openvino.tools.ovc import convert_model  # still there when asked for\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=100, check=False)
+    assert done.returncode == 0, done.stderr

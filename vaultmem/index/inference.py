@@ -138,7 +138,7 @@ def at_priority(priority: int) -> Iterator[None]:
         _BULK_PRIORITY.reset(token)
 
 
-def embed_in_pieces(texts: Sequence[str], encode: Callable[..., Vector], batch_size: int,
+def embed_in_pieces(texts: Sequence[Any], encode: Callable[..., Vector], batch_size: int,
                     dim: int, *args: Any, lengths: Sequence[int] | None = None) -> Vector:
     """`encode(piece, *args)` over `texts`, longest first (less padding: by `lengths`, the
     texts' token counts, if given, else by characters), one queued piece per model batch (at

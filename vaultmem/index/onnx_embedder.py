@@ -113,9 +113,15 @@ class OnnxEmbedder:
         return [sum(e.attention_mask) for e in self._tokenizer.encode_batch(list(texts))]
 
     def embed(self, texts: Sequence[str]) -> Vector:
-        lengths = self.text_lengths(texts) if self._batch_size > 1 and len(texts) > 1 else None
-        vectors = inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim,
-                                            lengths=lengths)
+        if self._batch_size > 1 and len(texts) > 1:  # tokenized once: grouped, then fed
+            self._ensure_loaded()
+            feed = self._feed(list(texts))
+            lengths = feed["attention_mask"].sum(1).tolist()
+            vectors = inference.embed_in_pieces(range(len(texts)), self._encode_rows,
+                                                self._batch_size, self.dim, feed,
+                                                lengths=lengths)
+        else:
+            vectors = inference.embed_in_pieces(texts, self._encode, self._batch_size, self.dim)
         if texts and not self._bulk:
             self._hand_back()
         return vectors
@@ -151,6 +157,16 @@ class OnnxEmbedder:
         feed = self._feed(texts)
         hidden = self._session.run(None, feed)[0]
         return _pool(hidden, feed["attention_mask"], self._files)
+
+    def _encode_rows(self, rows: list[int], feed: dict[str, Any]) -> Vector:
+        """`_encode` of the texts at `rows` of a feed tokenized for many texts at once (padded
+        to the longest of all): each array cut to the piece's own padded length, as the
+        tokenizer pads a piece of its own (right-padded: the same arrays)."""
+        longest = int(feed["attention_mask"][rows].sum(1).max())
+        width = -(-longest // self._pad_to) * self._pad_to if self._pad_to else longest
+        piece = {name: array[rows, :width] for name, array in feed.items()}
+        hidden = self._session.run(None, piece)[0]
+        return _pool(hidden, piece["attention_mask"], self._files)
 
     def _feed(self, texts: list[str]) -> dict[str, Any]:
         encoded = self._tokenizer.encode_batch(texts)
